@@ -1,0 +1,176 @@
+/* vmatch.h -- fast MPI message matching: the posted-receive queue (PRQ) and the
+ * unexpected-message queue (UMQ) of one process behind one small API.
+ *
+ * This header is the manual.  Read it top to bottom once.
+ *
+ * Semantics
+ *   A receive is (bits, care): 64 match bits and the mask of bits that matter.  A message
+ *   is 64 match bits.  They match when ((msg ^ recv.bits) & recv.care) == 0.  MPI's
+ *   <context, source, tag> is packed into the bits by the engine's layout (see
+ *   vmatch_mpi_pack); MPI_ANY_SOURCE / MPI_ANY_TAG clear the care bits of that field.
+ *
+ *   vmatch_post searches the UMQ and removes the OLDEST matching message; only if none
+ *   matches is the receive appended to the PRQ.  vmatch_arrive searches the PRQ and removes
+ *   the EARLIEST posted matching receive; only if none matches is the message appended to
+ *   the UMQ.  Every engine, whatever its queue design, returns exactly what one ordered
+ *   list would return (MPI's non-overtaking rule).
+ *
+ *   The class argument is 0 for point-to-point traffic or an id from vmatch_coll_class.
+ *   The caller guarantees that receives and messages of different classes never match
+ *   (MPI libraries keep collectives on their own context id); engines may use the class
+ *   to pick a queue, never to match differently.
+ *
+ * Threads
+ *   An engine is not thread-safe: serialize calls on one engine (MPICH holds the VCI lock
+ *   around its receive queues).  Different engines are independent.
+ *
+ * Errors
+ *   Every function that returns int returns >= 0 on success and a negative VMATCH_E* code
+ *   on failure.  A failed call changes nothing.  vmatch_strerror names a code;
+ *   vmatch_last_error gives the detail of the calling thread's last failure.
+ */
+#ifndef VMATCH_H
+#define VMATCH_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMATCH_VERSION_MAJOR 0
+#define VMATCH_VERSION_MINOR 1
+#define VMATCH_VERSION_PATCH 0
+
+typedef struct vmatch_engine vmatch_engine_t;
+typedef uint64_t vmatch_bits_t;
+
+/* Results: >= 0 success, < 0 error. */
+enum { VMATCH_OK = 0 };
+enum { VMATCH_QUEUED = 0, VMATCH_MATCHED = 1 };
+enum {
+    VMATCH_EINVAL = -1,       /* bad argument, spec, value or file contents */
+    VMATCH_ENOMEM = -2,       /* allocation failed; the engine is unchanged */
+    VMATCH_ENOTFOUND = -3,    /* nothing matched / no such request or message */
+    VMATCH_EUNSUPPORTED = -4, /* valid request this machine or build cannot serve */
+    VMATCH_EIO = -5           /* a file could not be opened, read or written */
+};
+
+/* Name of a result code ("VMATCH_EINVAL: invalid argument"); never NULL. */
+const char *vmatch_strerror(int code);
+
+/* Detail of the calling thread's last failed call, for example
+ * "spec: unknown key 'polcy'".  Empty string when there is none.  Valid until the next
+ * failing call on this thread. */
+const char *vmatch_last_error(void);
+
+/* Create an engine from a spec string: "key=value" words separated by blanks, for example
+ * "policy=single storage=lla lla.block=32".  A key given twice takes its last value.
+ * spec NULL: the environment variable VMATCH_SPEC is used if set, else the defaults; ""
+ * means the defaults.  The keys are listed in README.md.
+ * Returns VMATCH_OK and *out, or VMATCH_EINVAL (unknown key, bad value, layout wider than
+ * 64 bits, NULL out), VMATCH_EUNSUPPORTED (the machine or build lacks what was asked for),
+ * VMATCH_ENOMEM; on error *out is untouched and nothing is leaked. */
+int vmatch_create(const char *spec, vmatch_engine_t **out);
+
+/* Destroy an engine and everything it holds.  Entries still queued are dropped (their
+ * payload pointers belong to the caller).  NULL is allowed. */
+void vmatch_destroy(vmatch_engine_t *e);
+
+/* The engine's resolved spec, every key with its value in effect, for example
+ * "policy=single storage=lla lla.block=32 layout.ctx=16 ...".  Owned by the engine. */
+const char *vmatch_describe(const vmatch_engine_t *e);
+
+/* Post a receive (bits, care) with class cls and request pointer req (not NULL).
+ * Returns VMATCH_MATCHED with the oldest matching unexpected message in *msg_out (it is
+ * removed from the UMQ), or VMATCH_QUEUED when the receive was appended to the PRQ. */
+int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                void *req, void **msg_out);
+
+/* A message with match bits `bits` arrives; msg (not NULL) is its handle.
+ * Returns VMATCH_MATCHED with the earliest posted matching receive in *req_out (removed
+ * from the PRQ), or VMATCH_QUEUED when the message was appended to the UMQ. */
+int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                  void **req_out);
+
+/* Probe the UMQ for the oldest message matching (bits, care) (MPI_Iprobe when remove is
+ * 0, MPI_Improbe when remove is 1).  Returns VMATCH_MATCHED with the message in *msg_out,
+ * or VMATCH_ENOTFOUND. */
+int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                 int remove, void **msg_out);
+
+/* Remove the posted receive whose request pointer is req.  VMATCH_OK or VMATCH_ENOTFOUND. */
+int vmatch_cancel(vmatch_engine_t *e, void *req);
+
+/* Remove the unexpected message whose handle is msg.  VMATCH_OK or VMATCH_ENOTFOUND. */
+int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg);
+
+/* Collective operations, for vmatch_coll_class.  Any other op value is accepted too. */
+enum {
+    VMATCH_COLL_BARRIER = 1,
+    VMATCH_COLL_BCAST,
+    VMATCH_COLL_GATHER,
+    VMATCH_COLL_SCATTER,
+    VMATCH_COLL_ALLGATHER,
+    VMATCH_COLL_REDUCE,
+    VMATCH_COLL_ALLREDUCE,
+    VMATCH_COLL_REDUCE_SCATTER,
+    VMATCH_COLL_ALLTOALL,
+    VMATCH_COLL_SCAN
+};
+
+/* A small class id (>= 1) for collective traffic of operation op, message size msg_bytes
+ * and communicator size comm_size.  Sizes fall into power-of-two classes (the bit length
+ * of msg_bytes), so 1000 and 1023 bytes share a class.  Ids are dense, handed out in
+ * first-seen order, and stable for the engine's lifetime.  Returns 0 (point-to-point, always
+ * safe) when e is NULL or the class table cannot grow. */
+uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                           uint32_t comm_size);
+
+/* MPI packing with the engine's layout (spec keys layout.ctx / layout.src / layout.tag,
+ * bit widths; the tag takes the low bits, the source the next, the context the top). */
+#define VMATCH_ANY_SOURCE (-1)
+#define VMATCH_ANY_TAG (-1)
+
+/* Pack <ctx, src, tag>.  With care == NULL it packs a message (no wildcards allowed);
+ * otherwise a receive, where VMATCH_ANY_SOURCE / VMATCH_ANY_TAG clear the care bits of that
+ * field.  Returns VMATCH_OK, or VMATCH_EINVAL when a value does not fit its field (or is a
+ * negative other than the wildcard), leaving *bits and *care untouched. */
+int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag,
+                    vmatch_bits_t *bits, vmatch_bits_t *care);
+
+/* Unchecked shorthands for vmatch_mpi_pack.  Values wider than their field are cut to the
+ * field width, so check bounds first (vmatch_mpi_pack or vmatch_layout) when the values
+ * come from outside. */
+vmatch_bits_t vmatch_mpi_msg(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag);
+void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag,
+                     vmatch_bits_t *bits, vmatch_bits_t *care);
+
+/* The engine's field widths in bits; any pointer may be NULL. */
+void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_bits,
+                   unsigned *tag_bits);
+
+typedef struct {                     /* current and cumulative figures */
+    uint64_t posted, unexpected;     /* entries queued now */
+    uint64_t searches, inspected;    /* searches made, entries compared in them */
+    uint64_t queues, bytes;          /* queues allocated, bytes held now */
+    uint64_t partners, levels;       /* PNP / unified: partners found, levels built */
+} vmatch_stats_t;
+
+/* Fill *out.  `searches` counts every queue walk (matching, probing, cancel and
+ * remove-by-handle); `inspected` every entry compared in them.  `bytes` is all memory the
+ * engine holds: queue blocks, pool slabs, tables and the engine itself.  A NULL e gives
+ * zeros. */
+void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out);
+
+/* Write the profile of the traffic seen so far to path (format in README.md: a header with
+ * the layout and nprocs, then one line per (context, source) with its PRQ and UMQ
+ * insertion counts).  Recording must be on (spec key profile.record=on), otherwise
+ * VMATCH_EINVAL.  VMATCH_EIO when the file cannot be written. */
+int vmatch_profile_save(const vmatch_engine_t *e, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMATCH_H */

@@ -1,0 +1,265 @@
+/* engine.c -- the public API: argument checks, the PRQ/UMQ protocol, statistics, MPI
+ * packing and collective classes.  Where entries live is the policy's business. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CLASSES = 65535 };
+
+static uint64_t field_mask(unsigned bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size)
+{
+    size_t rounded = (obj_size + 15) & ~(size_t)15;
+    for (unsigned i = 0; i < env->npools; i++)
+        if (env->pools[i].obj_size == rounded)
+            return &env->pools[i];
+    if (env->npools == VM_MAX_POOLS)
+        return NULL;
+    vm_pool_init(&env->pools[env->npools], &env->mem, obj_size);
+    return &env->pools[env->npools++];
+}
+
+void vmatch_destroy(vmatch_engine_t *e)
+{
+    if (!e)
+        return;
+    for (int s = 0; s < 2; s++)
+        if (e->side[s])
+            e->side[s]->ops->destroy(e->side[s]);
+    vm_prof_free(&e->prof, &e->env.mem);
+    vm_mem_free(&e->env.mem, e->classes, e->classes_cap * sizeof *e->classes);
+    for (unsigned i = 0; i < e->env.npools; i++)
+        vm_pool_fini(&e->env.pools[i]);
+    free(e);
+}
+
+int vmatch_create(const char *spec, vmatch_engine_t **out)
+{
+    if (!out)
+        return vm_fail(VMATCH_EINVAL, "create: NULL out");
+    if (!spec) {
+        const char *env = getenv("VMATCH_SPEC");
+        spec = env ? env : "";
+    }
+    vm_config_t cfg;
+    int rc = vm_spec_parse(spec, &cfg);
+    if (rc < 0)
+        return rc;
+    vmatch_engine_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return vm_fail(VMATCH_ENOMEM, "create: out of memory");
+    e->cfg = cfg;
+    e->env.cfg = &e->cfg;
+    e->env.mem = (vm_mem_t){.bytes = sizeof *e, .numa = cfg.numa, .fail_after = -1};
+    for (int s = 0; s < 2; s++) {
+        rc = cfg.policy->create(&e->env, s, &e->side[s]);
+        if (rc < 0) {
+            vmatch_destroy(e);
+            return vm_fail(rc, "create: policy %s: %s", cfg.policy->name, vmatch_strerror(rc));
+        }
+    }
+    vm_spec_describe(&e->cfg, e->describe, sizeof e->describe);
+    *out = e;
+    return VMATCH_OK;
+}
+
+const char *vmatch_describe(const vmatch_engine_t *e) { return e ? e->describe : ""; }
+
+/* Queue an entry on a side after its search found nothing. */
+static int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
+                   uint32_t cls, void *payload)
+{
+    const vm_config_t *c = &e->cfg;
+    vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
+    int record = c->profile_record && (side == VM_UMQ || (care & src_field) == src_field);
+    if (record && vm_prof_reserve(&e->prof, &e->env.mem) < 0)
+        return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
+    int rc = e->side[side]->ops->append(e->side[side], bits, care, cls, payload, e->seq);
+    if (rc < 0)
+        return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
+    e->seq++;
+    e->len[side]++;
+    if (record)
+        vm_prof_count(&e->prof, (bits >> c->tag_bits) & field_mask(c->ctx_bits + c->src_bits),
+                      side);
+    return VMATCH_QUEUED;
+}
+
+int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                void *req, void **msg_out)
+{
+    if (!e || !req || !msg_out)
+        return vm_fail(VMATCH_EINVAL, "post: NULL argument");
+    vm_pq_t *umq = e->side[VM_UMQ];
+    e->searches++;
+    if (umq->ops->match(umq, bits, care, cls, 1, msg_out, &e->inspected)) {
+        e->len[VM_UMQ]--;
+        return VMATCH_MATCHED;
+    }
+    return enqueue(e, VM_PRQ, bits, care, cls, req);
+}
+
+int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                  void **req_out)
+{
+    if (!e || !msg || !req_out)
+        return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
+    vm_pq_t *prq = e->side[VM_PRQ];
+    e->searches++;
+    if (prq->ops->match(prq, bits, ~(vmatch_bits_t)0, cls, 1, req_out, &e->inspected)) {
+        e->len[VM_PRQ]--;
+        return VMATCH_MATCHED;
+    }
+    return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+}
+
+int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                 int remove, void **msg_out)
+{
+    if (!e || !msg_out)
+        return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
+    vm_pq_t *umq = e->side[VM_UMQ];
+    e->searches++;
+    if (!umq->ops->match(umq, bits, care, cls, remove, msg_out, &e->inspected))
+        return VMATCH_ENOTFOUND;
+    if (remove)
+        e->len[VM_UMQ]--;
+    return VMATCH_MATCHED;
+}
+
+/* Remove the entry with this payload from one side. */
+static int remove_payload(vmatch_engine_t *e, int side, const void *payload)
+{
+    if (!e || !payload)
+        return vm_fail(VMATCH_EINVAL, "%s: NULL argument",
+                       side == VM_PRQ ? "cancel" : "remove_unexpected");
+    vm_pq_t *p = e->side[side];
+    e->searches++;
+    if (!p->ops->remove_payload(p, payload, &e->inspected))
+        return VMATCH_ENOTFOUND;
+    e->len[side]--;
+    return VMATCH_OK;
+}
+
+int vmatch_cancel(vmatch_engine_t *e, void *req) { return remove_payload(e, VM_PRQ, req); }
+
+int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg)
+{
+    return remove_payload(e, VM_UMQ, msg);
+}
+
+uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                           uint32_t comm_size)
+{
+    if (!e)
+        return 0;
+    vm_class_t k = {.op = op,
+                    .comm_size = comm_size,
+                    .size_class = msg_bytes ? 64 - (uint32_t)__builtin_clzll(msg_bytes) : 0};
+    for (uint32_t i = 0; i < e->nclasses; i++)
+        if (e->classes[i].op == k.op && e->classes[i].comm_size == k.comm_size &&
+            e->classes[i].size_class == k.size_class)
+            return i + 1;
+    if (e->nclasses == MAX_CLASSES)
+        return 0;
+    if (e->nclasses == e->classes_cap) {
+        uint32_t cap = e->classes_cap ? 2 * e->classes_cap : 16;
+        vm_class_t *grown = vm_mem_alloc(&e->env.mem, cap * sizeof *grown);
+        if (!grown)
+            return 0;
+        if (e->nclasses)
+            memcpy(grown, e->classes, e->nclasses * sizeof *grown);
+        vm_mem_free(&e->env.mem, e->classes, e->classes_cap * sizeof *grown);
+        e->classes = grown;
+        e->classes_cap = cap;
+    }
+    e->classes[e->nclasses++] = k;
+    return e->nclasses;
+}
+
+/* Pack without checks: each value is cut to its field, wildcards clear care bits. */
+static void pack(const vm_config_t *c, uint32_t ctx, int32_t src, int32_t tag,
+                 vmatch_bits_t *bits, vmatch_bits_t *care)
+{
+    unsigned src_shift = c->tag_bits, ctx_shift = c->tag_bits + c->src_bits;
+    vmatch_bits_t b = (uint64_t)(uint32_t)tag & field_mask(c->tag_bits);
+    b |= ((uint64_t)(uint32_t)src & field_mask(c->src_bits)) << src_shift;
+    if (c->ctx_bits)
+        b |= ((uint64_t)ctx & field_mask(c->ctx_bits)) << ctx_shift;
+    vmatch_bits_t m = ~(vmatch_bits_t)0;
+    if (care && src == VMATCH_ANY_SOURCE) {
+        b &= ~(field_mask(c->src_bits) << src_shift);
+        m &= ~(field_mask(c->src_bits) << src_shift);
+    }
+    if (care && tag == VMATCH_ANY_TAG) {
+        b &= ~field_mask(c->tag_bits);
+        m &= ~field_mask(c->tag_bits);
+    }
+    *bits = b;
+    if (care)
+        *care = m;
+}
+
+int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag,
+                    vmatch_bits_t *bits, vmatch_bits_t *care)
+{
+    if (!e || !bits)
+        return vm_fail(VMATCH_EINVAL, "mpi_pack: NULL argument");
+    const vm_config_t *c = &e->cfg;
+    int wild_src = care && src == VMATCH_ANY_SOURCE, wild_tag = care && tag == VMATCH_ANY_TAG;
+    if (ctx > field_mask(c->ctx_bits))
+        return vm_fail(VMATCH_EINVAL, "mpi_pack: context %u does not fit %u bits", ctx,
+                       c->ctx_bits);
+    if (!wild_src && (src < 0 || (uint64_t)src > field_mask(c->src_bits)))
+        return vm_fail(VMATCH_EINVAL, "mpi_pack: source %d does not fit %u bits%s", src,
+                       c->src_bits, care ? "" : " (messages take no wildcard)");
+    if (!wild_tag && (tag < 0 || (uint64_t)tag > field_mask(c->tag_bits)))
+        return vm_fail(VMATCH_EINVAL, "mpi_pack: tag %d does not fit %u bits%s", tag,
+                       c->tag_bits, care ? "" : " (messages take no wildcard)");
+    pack(c, ctx, src, tag, bits, care);
+    return VMATCH_OK;
+}
+
+vmatch_bits_t vmatch_mpi_msg(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag)
+{
+    vmatch_bits_t bits = 0;
+    if (e)
+        pack(&e->cfg, ctx, src, tag, &bits, NULL);
+    return bits;
+}
+
+void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag,
+                     vmatch_bits_t *bits, vmatch_bits_t *care)
+{
+    if (e && bits && care)
+        pack(&e->cfg, ctx, src, tag, bits, care);
+}
+
+void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_bits,
+                   unsigned *tag_bits)
+{
+    if (ctx_bits)
+        *ctx_bits = e ? e->cfg.ctx_bits : 0;
+    if (src_bits)
+        *src_bits = e ? e->cfg.src_bits : 0;
+    if (tag_bits)
+        *tag_bits = e ? e->cfg.tag_bits : 0;
+}
+
+void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
+{
+    if (!out)
+        return;
+    *out = (vmatch_stats_t){0};
+    if (!e)
+        return;
+    out->posted = e->len[VM_PRQ];
+    out->unexpected = e->len[VM_UMQ];
+    out->searches = e->searches;
+    out->inspected = e->inspected;
+    out->bytes = e->env.mem.bytes;
+    for (int s = 0; s < 2; s++)
+        e->side[s]->ops->stats(e->side[s], out);
+}

@@ -1,0 +1,73 @@
+/* engine.h -- internals of the engine shared with profile.c, spec.c and the tests. */
+#ifndef VM_ENGINE_H
+#define VM_ENGINE_H
+
+#include "queue.h"
+
+#include <stdarg.h>
+
+/* Record a failure for vmatch_last_error and return code (printf-style message). */
+int vm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse spec into *cfg (defaults first).  VMATCH_OK or an error with vm_fail's message. */
+int vm_spec_parse(const char *spec, vm_config_t *cfg);
+/* Write the resolved spec of cfg into buf (always terminated). */
+void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len);
+
+/* Per-(context, source) insertion counts, recorded when profile.record=on. */
+typedef struct vm_prof_slot {
+    uint64_t key; /* (ctx << src_bits) | src */
+    uint64_t count[2]; /* PRQ, UMQ insertions */
+} vm_prof_slot_t;
+
+typedef struct vm_prof_table {
+    vm_prof_slot_t *slots; /* open addressing; a slot with zero counts is free */
+    uint64_t cap, used;
+} vm_prof_table_t;
+
+/* Make room for one more key (call before the append it will count).  OK or ENOMEM. */
+int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m);
+/* Count one insertion of key on side (after vm_prof_reserve succeeded). */
+void vm_prof_count(vm_prof_table_t *t, uint64_t key, int side);
+void vm_prof_free(vm_prof_table_t *t, vm_mem_t *m);
+
+/* A profile read back from a file (the format is in README.md). */
+typedef struct vm_profile_entry {
+    uint32_t ctx, src;
+    uint64_t prq, umq;
+} vm_profile_entry_t;
+
+typedef struct vm_profile {
+    unsigned ctx_bits, src_bits, tag_bits;
+    uint32_t nprocs;
+    vm_profile_entry_t *entries; /* sorted by (ctx, src) */
+    size_t n;
+} vm_profile_t;
+
+/* Read a profile.  VMATCH_OK, VMATCH_EIO (cannot open or read) or VMATCH_EINVAL (malformed;
+ * vmatch_last_error names the line).  On error *out is left empty. */
+int vm_profile_load(const char *path, vm_profile_t *out);
+void vm_profile_free(vm_profile_t *p);
+
+typedef struct vm_class {
+    uint32_t op, comm_size;
+    uint32_t size_class;
+} vm_class_t;
+
+struct vmatch_engine {
+    vm_config_t cfg;
+    vm_env_t env;
+    vm_pq_t *side[2]; /* VM_PRQ, VM_UMQ */
+    uint64_t len[2];
+    uint64_t seq; /* next sequence number */
+    uint64_t searches, inspected;
+    vm_prof_table_t prof;
+    vm_class_t *classes;
+    uint32_t nclasses, classes_cap;
+    char describe[512];
+};
+
+/* Test hook: the engine's memory, to make allocations fail (fail_after). */
+static inline vm_mem_t *vm_engine_mem(vmatch_engine_t *e) { return &e->env.mem; }
+
+#endif

@@ -1,0 +1,259 @@
+/* profile.c -- per-(context, source) insertion counts: recorded by the engine, saved with
+ * vmatch_profile_save and read back for the static designs.
+ *
+ * File format (text, one record per line; blank lines and lines starting with '#' are
+ * ignored; fields separated by blanks; numbers are unsigned decimals):
+ *
+ *     vmatch-profile 1
+ *     layout CTX_BITS SRC_BITS TAG_BITS
+ *     nprocs N                    (0 when the spec gave none)
+ *     CTX SRC PRQ UMQ             (zero or more, one per (context, source), no repeats)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PROF_MIN_CAP = 64 };
+
+static uint64_t hash64(uint64_t k)
+{
+    /* The finalizer of SplitMix64: cheap and mixes every input bit into the low bits. */
+    k ^= k >> 30;
+    k *= 0xbf58476d1ce4e5b9ull;
+    k ^= k >> 27;
+    k *= 0x94d049bb133111ebull;
+    return k ^ (k >> 31);
+}
+
+static int slot_used(const vm_prof_slot_t *s) { return s->count[0] || s->count[1]; }
+
+static vm_prof_slot_t *prof_slot(vm_prof_slot_t *slots, uint64_t cap, uint64_t key)
+{
+    uint64_t i = hash64(key) & (cap - 1);
+    while (slot_used(&slots[i]) && slots[i].key != key)
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m)
+{
+    if (2 * (t->used + 1) <= t->cap)
+        return VMATCH_OK;
+    uint64_t cap = t->cap ? 2 * t->cap : PROF_MIN_CAP;
+    vm_prof_slot_t *slots = vm_mem_calloc(m, cap * sizeof *slots);
+    if (!slots)
+        return VMATCH_ENOMEM;
+    for (uint64_t i = 0; i < t->cap; i++)
+        if (slot_used(&t->slots[i]))
+            *prof_slot(slots, cap, t->slots[i].key) = t->slots[i];
+    vm_mem_free(m, t->slots, t->cap * sizeof *slots);
+    t->slots = slots;
+    t->cap = cap;
+    return VMATCH_OK;
+}
+
+void vm_prof_count(vm_prof_table_t *t, uint64_t key, int side)
+{
+    vm_prof_slot_t *s = prof_slot(t->slots, t->cap, key);
+    if (!slot_used(s)) {
+        s->key = key;
+        t->used++;
+    }
+    s->count[side]++;
+}
+
+void vm_prof_free(vm_prof_table_t *t, vm_mem_t *m)
+{
+    vm_mem_free(m, t->slots, t->cap * sizeof *t->slots);
+    *t = (vm_prof_table_t){0};
+}
+
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = ((const vm_prof_slot_t *)a)->key, y = ((const vm_prof_slot_t *)b)->key;
+    return (x > y) - (x < y);
+}
+
+int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
+{
+    if (!e || !path)
+        return vm_fail(VMATCH_EINVAL, "profile_save: NULL argument");
+    if (!e->cfg.profile_record)
+        return vm_fail(VMATCH_EINVAL, "profile_save: recording is off (spec profile.record=on)");
+    const vm_prof_table_t *t = &e->prof;
+    vm_prof_slot_t *rows = malloc((t->used ? t->used : 1) * sizeof *rows);
+    if (!rows)
+        return vm_fail(VMATCH_ENOMEM, "profile_save: out of memory");
+    size_t n = 0;
+    for (uint64_t i = 0; i < t->cap; i++)
+        if (slot_used(&t->slots[i]))
+            rows[n++] = t->slots[i];
+    qsort(rows, n, sizeof *rows, by_key);
+
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(rows);
+        return vm_fail(VMATCH_EIO, "profile_save: cannot open '%s': %s", path, strerror(errno));
+    }
+    const vm_config_t *c = &e->cfg;
+    fprintf(f, "vmatch-profile 1\nlayout %u %u %u\nnprocs %u\n# ctx src prq umq\n",
+            c->ctx_bits, c->src_bits, c->tag_bits, c->nprocs);
+    uint64_t src_mask = (c->src_bits >= 64) ? ~0ull : (1ull << c->src_bits) - 1;
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%llu %llu %llu %llu\n", (unsigned long long)(rows[i].key >> c->src_bits),
+                (unsigned long long)(rows[i].key & src_mask),
+                (unsigned long long)rows[i].count[VM_PRQ],
+                (unsigned long long)rows[i].count[VM_UMQ]);
+    free(rows);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return vm_fail(VMATCH_EIO, "profile_save: cannot write '%s'", path);
+    return VMATCH_OK;
+}
+
+/* ---- reading ---- */
+
+/* Split line into at most max unsigned fields; returns the count, or -1 on a bad field. */
+static int fields(char *line, unsigned long long *v, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
+         tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == max || tok[0] < '0' || tok[0] > '9')
+            return -1;
+        char *end;
+        errno = 0;
+        v[n] = strtoull(tok, &end, 10);
+        if (errno || *end)
+            return -1;
+        n++;
+    }
+    return n;
+}
+
+static int by_ctx_src(const void *a, const void *b)
+{
+    const vm_profile_entry_t *x = a, *y = b;
+    if (x->ctx != y->ctx)
+        return (x->ctx > y->ctx) - (x->ctx < y->ctx);
+    return (x->src > y->src) - (x->src < y->src);
+}
+
+/* Check the header values; returns an error message or NULL. */
+static const char *check_header(const vm_profile_t *p)
+{
+    if (p->ctx_bits > 62 || p->src_bits < 1 || p->src_bits > 63 || p->tag_bits < 1 ||
+        p->tag_bits > 63 || p->ctx_bits + p->src_bits + p->tag_bits > 64)
+        return "layout widths out of range or wider than 64 bits";
+    return NULL;
+}
+
+static int parse(FILE *f, const char *path, vm_profile_t *p)
+{
+    enum { MAGIC, LAYOUT, NPROCS, ENTRIES } want = MAGIC;
+    static const char *const expect[] = {"'vmatch-profile 1'", "'layout CTX SRC TAG'",
+                                         "'nprocs N'", "'CTX SRC PRQ UMQ'"};
+    char *line = NULL;
+    size_t cap = 0, alloc = 0, lineno = 0;
+    int rc = VMATCH_OK;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        char *s = line + strspn(line, " \t\r\n");
+        if (*s == '\0' || *s == '#')
+            continue;
+        char word[16] = "";
+        size_t wl = strcspn(s, " \t\r\n");
+        if (wl < sizeof word && (*s < '0' || *s > '9')) {
+            memcpy(word, s, wl);
+            s += wl;
+        }
+        unsigned long long v[4];
+        int n = fields(s, v, 4);
+        if (want == MAGIC && strcmp(word, "vmatch-profile") == 0 && n == 1 && v[0] == 1) {
+            want = LAYOUT;
+        } else if (want == LAYOUT && strcmp(word, "layout") == 0 && n == 3 && v[0] < 64 &&
+                   v[1] < 64 && v[2] < 64) {
+            p->ctx_bits = (unsigned)v[0];
+            p->src_bits = (unsigned)v[1];
+            p->tag_bits = (unsigned)v[2];
+            const char *why = check_header(p);
+            if (why) {
+                rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: %s", path, lineno, why);
+                break;
+            }
+            want = NPROCS;
+        } else if (want == NPROCS && strcmp(word, "nprocs") == 0 && n == 1 &&
+                   v[0] <= (1u << 30)) {
+            p->nprocs = (uint32_t)v[0];
+            want = ENTRIES;
+        } else if (want == ENTRIES && word[0] == '\0' && n == 4) {
+            if ((p->ctx_bits < 32 && v[0] >> p->ctx_bits) || v[0] > UINT32_MAX ||
+                (p->src_bits < 32 && v[1] >> p->src_bits) || v[1] > UINT32_MAX ||
+                (p->nprocs && v[1] >= p->nprocs)) {
+                rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: context or source out of range",
+                             path, lineno);
+                break;
+            }
+            if (p->n == alloc) {
+                alloc = alloc ? 2 * alloc : 64;
+                void *grown = realloc(p->entries, alloc * sizeof *p->entries);
+                if (!grown) {
+                    rc = vm_fail(VMATCH_ENOMEM, "profile %s: out of memory", path);
+                    break;
+                }
+                p->entries = grown;
+            }
+            p->entries[p->n++] = (vm_profile_entry_t){
+                .ctx = (uint32_t)v[0], .src = (uint32_t)v[1], .prq = v[2], .umq = v[3]};
+        } else {
+            rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: expected %s", path, lineno, expect[want]);
+            break;
+        }
+    }
+    free(line);
+    if (rc == VMATCH_OK && ferror(f))
+        rc = vm_fail(VMATCH_EIO, "profile %s: read error", path);
+    if (rc == VMATCH_OK && want != ENTRIES)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: ends before %s", path, expect[want]);
+    if (rc == VMATCH_OK && p->n > 1) {
+        qsort(p->entries, p->n, sizeof *p->entries, by_ctx_src);
+        for (size_t i = 1; i < p->n; i++)
+            if (by_ctx_src(&p->entries[i - 1], &p->entries[i]) == 0) {
+                rc = vm_fail(VMATCH_EINVAL, "profile %s: context %u source %u appears twice",
+                             path, p->entries[i].ctx, p->entries[i].src);
+                break;
+            }
+    }
+    return rc;
+}
+
+int vm_profile_load(const char *path, vm_profile_t *out)
+{
+    *out = (vm_profile_t){0};
+    if (!path)
+        return vm_fail(VMATCH_EINVAL, "profile: NULL path");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return vm_fail(VMATCH_EIO, "profile: cannot open '%s': %s", path, strerror(errno));
+    vm_profile_t p = {0};
+    int rc = parse(f, path, &p);
+    fclose(f);
+    if (rc < 0) {
+        vm_profile_free(&p);
+        return rc;
+    }
+    *out = p;
+    return VMATCH_OK;
+}
+
+void vm_profile_free(vm_profile_t *p)
+{
+    free(p->entries);
+    *p = (vm_profile_t){0};
+}

@@ -1,0 +1,118 @@
+/* queue.h -- the two replaceable layers under the engine: storage and policy.
+ *
+ * A storage is one ordered queue (src/ll, src/lla, ...).  A policy spreads the entries of one
+ * side (PRQ or UMQ) over storage queues and searches them in an order that gives the
+ * single-list answer (src/core/single.c, later src/pnp, ...).  Each is a table of functions
+ * plus its own state, and registry.c lists them: adding one touches its folder and one line
+ * there.
+ */
+#ifndef VM_QUEUE_H
+#define VM_QUEUE_H
+
+#include "pool.h"
+#include "vmatch.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum vm_side { VM_PRQ = 0, VM_UMQ = 1 };
+
+#define VM_MAX_POOLS 8
+
+typedef struct vm_storage vm_storage_t;
+typedef struct vm_policy vm_policy_t;
+
+/* Everything the spec sets (README.md lists the keys). */
+typedef struct vm_config {
+    const vm_policy_t *policy;
+    const vm_storage_t *storage;
+    uint32_t ctx_bits, src_bits, tag_bits;
+    uint32_t nprocs; /* 0: not given */
+    int numa;        /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
+    uint32_t lla_block;
+    uint32_t profile_record;
+    char profile[256]; /* path for the static designs; "" when not given */
+} vm_config_t;
+
+/* What a storage or policy gets from its engine: the config and the memory. */
+typedef struct vm_env {
+    const vm_config_t *cfg;
+    vm_mem_t mem;
+    vm_pool_t pools[VM_MAX_POOLS]; /* one per object size, made on demand */
+    unsigned npools;
+} vm_env_t;
+
+/* The pool of objects of obj_size bytes, or NULL when VM_MAX_POOLS sizes are in use. */
+vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size);
+
+/* ---- storage: one ordered queue ---- */
+
+/* Common head of every storage queue; a storage embeds it first in its own struct. */
+typedef struct vm_queue {
+    const vm_storage_t *ops;
+    vm_env_t *env;
+    int side;     /* VM_PRQ: entries carry a care mask; VM_UMQ: searches carry one */
+    uint64_t len; /* entries queued */
+} vm_queue_t;
+
+/* A found entry and where it is, valid until the queue next changes. */
+typedef struct vm_hit {
+    void *payload;
+    uint64_t seq;
+    void *where;   /* storage-private: node or block */
+    uint32_t slot; /* storage-private: index in the block */
+} vm_hit_t;
+
+struct vm_storage {
+    const char *name;
+    /* Make an empty queue for side.  VMATCH_OK or VMATCH_ENOMEM. */
+    int (*create)(vm_env_t *env, int side, vm_queue_t **out);
+    void (*destroy)(vm_queue_t *q);
+    /* Append at the tail.  VMATCH_OK or VMATCH_ENOMEM (queue unchanged). */
+    int (*append)(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                  uint64_t seq);
+    /* First entry in queue order that matches: on the PRQ ((key ^ bits) & care) == 0 and
+     * keycare is unused; on the UMQ ((bits ^ key) & keycare) == 0.  Adds the entries
+     * compared to *inspected.  Returns 1 with *hit filled, or 0. */
+    int (*find)(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
+                uint64_t *inspected);
+    /* First entry whose payload is `payload`; same returns as find. */
+    int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit,
+                        uint64_t *inspected);
+    /* Remove the entry a find just returned. */
+    void (*remove)(vm_queue_t *q, const vm_hit_t *hit);
+};
+
+/* ---- policy: which queue of a side an entry lives in ---- */
+
+typedef struct vm_pq {
+    const vm_policy_t *ops;
+    vm_env_t *env;
+    int side;
+} vm_pq_t;
+
+struct vm_policy {
+    const char *name;
+    /* Make the queues of one side over env->cfg->storage.  VMATCH_OK or an error. */
+    int (*create)(vm_env_t *env, int side, vm_pq_t **out);
+    void (*destroy)(vm_pq_t *p);
+    /* Queue an entry; seq grows with every append of the engine.  VMATCH_OK or ENOMEM. */
+    int (*append)(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                  void *payload, uint64_t seq);
+    /* The oldest matching entry (storage find rules), removed when remove is set.
+     * Returns 1 with *payload, or 0. */
+    int (*match)(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                 int remove, void **payload, uint64_t *inspected);
+    /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
+    int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
+    /* Add this side's queues, partners and levels to *acc. */
+    void (*stats)(const vm_pq_t *p, vmatch_stats_t *acc);
+};
+
+/* Registry (registry.c).  NULL past the end / for an unknown name. */
+const vm_storage_t *vm_storage_at(unsigned i);
+const vm_policy_t *vm_policy_at(unsigned i);
+const vm_storage_t *vm_storage_find(const char *name);
+const vm_policy_t *vm_policy_find(const char *name);
+
+#endif

@@ -1,0 +1,79 @@
+/* single.c -- policy=single: one storage queue per side, the plain MPI design. */
+#include "queue.h"
+
+extern const vm_policy_t vm_single_policy;
+
+typedef struct vm_single {
+    vm_pq_t base;
+    vm_queue_t *q;
+} vm_single_t;
+
+static int single_create(vm_env_t *env, int side, vm_pq_t **out)
+{
+    vm_single_t *s = vm_mem_alloc(&env->mem, sizeof *s);
+    if (!s)
+        return VMATCH_ENOMEM;
+    s->base = (vm_pq_t){.ops = &vm_single_policy, .env = env, .side = side};
+    int rc = env->cfg->storage->create(env, side, &s->q);
+    if (rc < 0) {
+        vm_mem_free(&env->mem, s, sizeof *s);
+        return rc;
+    }
+    *out = &s->base;
+    return VMATCH_OK;
+}
+
+static void single_destroy(vm_pq_t *p)
+{
+    vm_single_t *s = (vm_single_t *)p;
+    s->q->ops->destroy(s->q);
+    vm_mem_free(&p->env->mem, s, sizeof *s);
+}
+
+static int single_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                         void *payload, uint64_t seq)
+{
+    (void)cls;
+    vm_queue_t *q = ((vm_single_t *)p)->q;
+    return q->ops->append(q, bits, care, payload, seq);
+}
+
+static int single_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                        int remove, void **payload, uint64_t *inspected)
+{
+    (void)cls;
+    vm_queue_t *q = ((vm_single_t *)p)->q;
+    vm_hit_t hit;
+    if (!q->ops->find(q, key, keycare, &hit, inspected))
+        return 0;
+    if (remove)
+        q->ops->remove(q, &hit);
+    *payload = hit.payload;
+    return 1;
+}
+
+static int single_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    vm_queue_t *q = ((vm_single_t *)p)->q;
+    vm_hit_t hit;
+    if (!q->ops->find_payload(q, payload, &hit, inspected))
+        return 0;
+    q->ops->remove(q, &hit);
+    return 1;
+}
+
+static void single_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+{
+    (void)p;
+    acc->queues += 1;
+}
+
+const vm_policy_t vm_single_policy = {
+    .name = "single",
+    .create = single_create,
+    .destroy = single_destroy,
+    .append = single_append,
+    .match = single_match,
+    .remove_payload = single_remove_payload,
+    .stats = single_stats,
+};

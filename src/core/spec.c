@@ -1,0 +1,191 @@
+/* spec.c -- the spec string: "key=value" words separated by blanks (README.md lists keys). */
+#include "engine.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* lla: entries per block.  Chosen by measurement (README, "Choosing lla.block"): 32 entries
+ * of 32 bytes are 1 KiB, 16 cache lines, enough for the hardware prefetcher to stream a
+ * block, small enough that a block with one live entry wastes little. */
+#define VM_LLA_BLOCK_DEFAULT 32
+
+enum kind { K_UINT, K_BOOL, K_POLICY, K_STORAGE, K_NUMA, K_PATH };
+
+typedef struct vm_key {
+    const char *name;
+    enum kind kind;
+    uint32_t min, max; /* K_UINT bounds */
+    size_t off;        /* K_UINT / K_BOOL: the uint32_t field of vm_config_t */
+} vm_key_t;
+
+#define U(field) offsetof(vm_config_t, field)
+
+static const vm_key_t keys[] = {
+    {"policy", K_POLICY, 0, 0, 0},
+    {"storage", K_STORAGE, 0, 0, 0},
+    {"layout.ctx", K_UINT, 0, 62, U(ctx_bits)},
+    {"layout.src", K_UINT, 1, 63, U(src_bits)},
+    {"layout.tag", K_UINT, 1, 63, U(tag_bits)},
+    {"nprocs", K_UINT, 1, 1u << 30, U(nprocs)},
+    {"numa", K_NUMA, 0, 0, 0},
+    {"lla.block", K_UINT, 4, 1024, U(lla_block)},
+    {"profile", K_PATH, 0, 0, 0},
+    {"profile.record", K_BOOL, 0, 1, U(profile_record)},
+};
+
+static void set_defaults(vm_config_t *cfg)
+{
+    *cfg = (vm_config_t){
+        .policy = vm_policy_find("single"),
+        .storage = vm_storage_find("lla"),
+        .ctx_bits = 16,
+        .src_bits = 24,
+        .tag_bits = 24,
+        .numa = VM_NUMA_LOCAL,
+        .lla_block = VM_LLA_BLOCK_DEFAULT,
+    };
+}
+
+/* Parse a decimal number of at most 10 digits into *out. */
+static int parse_uint(const char *v, size_t n, uint64_t *out)
+{
+    if (n == 0 || n > 10)
+        return 0;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)v[i]))
+            return 0;
+        x = x * 10 + (uint64_t)(v[i] - '0');
+    }
+    *out = x;
+    return 1;
+}
+
+static int is(const char *v, size_t n, const char *word)
+{
+    return strlen(word) == n && memcmp(v, word, n) == 0;
+}
+
+/* Apply one key=value to cfg. */
+static int apply(vm_config_t *cfg, const vm_key_t *k, const char *v, size_t n)
+{
+    char name[64];
+    uint64_t x;
+    snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), v);
+    switch (k->kind) {
+    case K_UINT:
+        if (!parse_uint(v, n, &x) || x < k->min || x > k->max)
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a number from %u to %u",
+                           k->name, name, k->min, k->max);
+        *(uint32_t *)((char *)cfg + k->off) = (uint32_t)x;
+        return VMATCH_OK;
+    case K_BOOL:
+        if (!is(v, n, "on") && !is(v, n, "off"))
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected on or off", k->name, name);
+        *(uint32_t *)((char *)cfg + k->off) = is(v, n, "on");
+        return VMATCH_OK;
+    case K_POLICY:
+        cfg->policy = vm_policy_find(name);
+        if (!cfg->policy || n > 63)
+            return vm_fail(VMATCH_EINVAL, "spec: unknown policy '%s'", name);
+        return VMATCH_OK;
+    case K_STORAGE:
+        cfg->storage = vm_storage_find(name);
+        if (!cfg->storage || n > 63)
+            return vm_fail(VMATCH_EINVAL, "spec: unknown storage '%s'", name);
+        return VMATCH_OK;
+    case K_NUMA:
+        if (is(v, n, "off")) {
+            cfg->numa = VM_NUMA_OFF;
+        } else if (is(v, n, "local")) {
+            cfg->numa = VM_NUMA_LOCAL;
+        } else if (parse_uint(v, n, &x) && x < 1024) {
+            cfg->numa = (int)x;
+        } else {
+            return vm_fail(VMATCH_EINVAL, "spec: numa=%s: expected off, local or a node number",
+                           name);
+        }
+        return VMATCH_OK;
+    case K_PATH:
+        if (n >= sizeof cfg->profile)
+            return vm_fail(VMATCH_EINVAL, "spec: profile path longer than %zu bytes",
+                           sizeof cfg->profile - 1);
+        memcpy(cfg->profile, v, n);
+        cfg->profile[n] = '\0';
+        return VMATCH_OK;
+    }
+    return VMATCH_EINVAL;
+}
+
+/* Checks that involve several keys or the machine. */
+static int validate(const vm_config_t *cfg)
+{
+    unsigned width = cfg->ctx_bits + cfg->src_bits + cfg->tag_bits;
+    if (width > 64)
+        return vm_fail(VMATCH_EINVAL, "spec: layout.ctx + layout.src + layout.tag = %u > 64",
+                       width);
+    if (cfg->src_bits < 31 && cfg->nprocs > (1u << cfg->src_bits))
+        return vm_fail(VMATCH_EINVAL, "spec: nprocs=%u does not fit layout.src=%u bits",
+                       cfg->nprocs, cfg->src_bits);
+    if (cfg->numa >= 0) {
+        if (!vm_numa_available())
+            return vm_fail(VMATCH_EUNSUPPORTED,
+                           "spec: numa=%d but this build or machine has no libnuma support",
+                           cfg->numa);
+        if (cfg->numa >= vm_numa_nodes())
+            return vm_fail(VMATCH_EINVAL, "spec: numa=%d but the machine has %d node(s)",
+                           cfg->numa, vm_numa_nodes());
+    }
+    return VMATCH_OK;
+}
+
+int vm_spec_parse(const char *spec, vm_config_t *cfg)
+{
+    set_defaults(cfg);
+    const char *p = spec ? spec : "";
+    for (;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *word = p;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        size_t len = (size_t)(p - word);
+        const char *eq = memchr(word, '=', len);
+        if (!eq || eq == word || eq == word + len - 1)
+            return vm_fail(VMATCH_EINVAL, "spec: '%.*s' is not key=value", (int)len, word);
+        size_t klen = (size_t)(eq - word);
+        const vm_key_t *k = NULL;
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (is(word, klen, keys[i].name))
+                k = &keys[i];
+        if (!k)
+            return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s'", (int)klen, word);
+        int rc = apply(cfg, k, eq + 1, len - klen - 1);
+        if (rc < 0)
+            return rc;
+    }
+    return validate(cfg);
+}
+
+void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
+{
+    char numa[16];
+    if (cfg->numa == VM_NUMA_OFF)
+        snprintf(numa, sizeof numa, "off");
+    else if (cfg->numa == VM_NUMA_LOCAL)
+        snprintf(numa, sizeof numa, "local");
+    else
+        snprintf(numa, sizeof numa, "%d", cfg->numa);
+    int n = snprintf(buf, len,
+                     "policy=%s storage=%s lla.block=%u layout.ctx=%u layout.src=%u "
+                     "layout.tag=%u nprocs=%u numa=%s profile.record=%s",
+                     cfg->policy->name, cfg->storage->name, cfg->lla_block, cfg->ctx_bits,
+                     cfg->src_bits, cfg->tag_bits, cfg->nprocs, numa,
+                     cfg->profile_record ? "on" : "off");
+    if (cfg->profile[0] && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " profile=%s", cfg->profile);
+}

@@ -1,0 +1,129 @@
+/* ll.c -- storage=ll: a doubly-linked list of entries, as MPICH's CH4 receive queues.
+ *
+ * This is the baseline every benchmark compares against, so it stays an honest list: one
+ * node per entry, walked pointer by pointer, nothing a real MPI list would not have.  Nodes
+ * come from the engine's pool like MPICH's requests come from its handle pool.
+ */
+#include "queue.h"
+
+typedef struct vm_ll_node {
+    struct vm_ll_node *next, *prev;
+    vmatch_bits_t bits, care; /* care is all ones on the UMQ */
+    void *payload;
+    uint64_t seq;
+} vm_ll_node_t;
+
+typedef struct vm_ll {
+    vm_queue_t base;
+    vm_ll_node_t *head, *tail;
+    vm_pool_t *pool;
+} vm_ll_t;
+
+extern const vm_storage_t vm_ll_storage;
+
+static int ll_create(vm_env_t *env, int side, vm_queue_t **out)
+{
+    vm_pool_t *pool = vm_env_pool(env, sizeof(vm_ll_node_t));
+    vm_ll_t *l = pool ? vm_mem_alloc(&env->mem, sizeof *l) : NULL;
+    if (!l)
+        return VMATCH_ENOMEM;
+    *l = (vm_ll_t){.base = {.ops = &vm_ll_storage, .env = env, .side = side}, .pool = pool};
+    *out = &l->base;
+    return VMATCH_OK;
+}
+
+static void ll_destroy(vm_queue_t *q)
+{
+    vm_ll_t *l = (vm_ll_t *)q;
+    for (vm_ll_node_t *n = l->head, *next; n; n = next) {
+        next = n->next;
+        vm_pool_put(l->pool, n);
+    }
+    vm_mem_free(&q->env->mem, l, sizeof *l);
+}
+
+static int ll_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                     uint64_t seq)
+{
+    vm_ll_t *l = (vm_ll_t *)q;
+    vm_ll_node_t *n = vm_pool_get(l->pool);
+    if (!n)
+        return VMATCH_ENOMEM;
+    *n = (vm_ll_node_t){.prev = l->tail, .bits = bits, .payload = payload, .seq = seq,
+                        .care = q->side == VM_PRQ ? care : ~(vmatch_bits_t)0};
+    if (l->tail)
+        l->tail->next = n;
+    else
+        l->head = n;
+    l->tail = n;
+    q->len++;
+    return VMATCH_OK;
+}
+
+static int ll_found(vm_ll_node_t *n, vm_hit_t *hit)
+{
+    *hit = (vm_hit_t){.payload = n->payload, .seq = n->seq, .where = n};
+    return 1;
+}
+
+static int ll_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
+                   uint64_t *inspected)
+{
+    uint64_t seen = 0;
+    vm_ll_node_t *n = ((vm_ll_t *)q)->head;
+    if (q->side == VM_PRQ) {
+        for (; n; n = n->next) {
+            seen++;
+            if (((key ^ n->bits) & n->care) == 0)
+                break;
+        }
+    } else {
+        for (; n; n = n->next) {
+            seen++;
+            if (((n->bits ^ key) & keycare) == 0)
+                break;
+        }
+    }
+    *inspected += seen;
+    return n ? ll_found(n, hit) : 0;
+}
+
+static int ll_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
+                           uint64_t *inspected)
+{
+    uint64_t seen = 0;
+    vm_ll_node_t *n = ((vm_ll_t *)q)->head;
+    for (; n; n = n->next) {
+        seen++;
+        if (n->payload == payload)
+            break;
+    }
+    *inspected += seen;
+    return n ? ll_found(n, hit) : 0;
+}
+
+static void ll_remove(vm_queue_t *q, const vm_hit_t *hit)
+{
+    vm_ll_t *l = (vm_ll_t *)q;
+    vm_ll_node_t *n = hit->where;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        l->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        l->tail = n->prev;
+    vm_pool_put(l->pool, n);
+    q->len--;
+}
+
+const vm_storage_t vm_ll_storage = {
+    .name = "ll",
+    .create = ll_create,
+    .destroy = ll_destroy,
+    .append = ll_append,
+    .find = ll_find,
+    .find_payload = ll_find_payload,
+    .remove = ll_remove,
+};
