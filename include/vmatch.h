@@ -130,7 +130,7 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
 /* MPI packing with the engine's layout (spec keys layout.ctx / layout.src / layout.tag,
  * bit widths; the tag takes the low bits, the source the next, the context the top). */
 #define VMATCH_ANY_SOURCE (-1)
-#define VMATCH_ANY_TAG (-1)
+#define VMATCH_ANY_TAG    (-1)
 
 /* Pack <ctx, src, tag>.  With care == NULL it packs a message (no wildcards allowed);
  * otherwise a receive, where VMATCH_ANY_SOURCE / VMATCH_ANY_TAG clear the care bits of that
@@ -150,11 +150,11 @@ void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_
 void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_bits,
                    unsigned *tag_bits);
 
-typedef struct {                     /* current and cumulative figures */
-    uint64_t posted, unexpected;     /* entries queued now */
-    uint64_t searches, inspected;    /* searches made, entries compared in them */
-    uint64_t queues, bytes;          /* queues allocated, bytes held now */
-    uint64_t partners, levels;       /* PNP / unified: partners found, levels built */
+typedef struct {                  /* current and cumulative figures */
+    uint64_t posted, unexpected;  /* entries queued now */
+    uint64_t searches, inspected; /* searches made, entries compared in them */
+    uint64_t queues, bytes;       /* queues allocated, bytes held now */
+    uint64_t partners, levels;    /* PNP / unified: partners found, levels built */
 } vmatch_stats_t;
 
 /* Fill *out.  `searches` counts every queue walk (matching, probing, cancel and

@@ -7,7 +7,10 @@
 
 enum { MAX_CLASSES = 65535 };
 
-static uint64_t field_mask(unsigned bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+static uint64_t field_mask(unsigned bits)
+{
+    return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
 
 vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size)
 {
@@ -65,7 +68,10 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     return VMATCH_OK;
 }
 
-const char *vmatch_describe(const vmatch_engine_t *e) { return e ? e->describe : ""; }
+const char *vmatch_describe(const vmatch_engine_t *e)
+{
+    return e ? e->describe : "";
+}
 
 /* Queue an entry on a side after its search found nothing. */
 static int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
@@ -143,7 +149,10 @@ static int remove_payload(vmatch_engine_t *e, int side, const void *payload)
     return VMATCH_OK;
 }
 
-int vmatch_cancel(vmatch_engine_t *e, void *req) { return remove_payload(e, VM_PRQ, req); }
+int vmatch_cancel(vmatch_engine_t *e, void *req)
+{
+    return remove_payload(e, VM_PRQ, req);
+}
 
 int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg)
 {

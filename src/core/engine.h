@@ -16,7 +16,7 @@ void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len);
 
 /* Per-(context, source) insertion counts, recorded when profile.record=on. */
 typedef struct vm_prof_slot {
-    uint64_t key; /* (ctx << src_bits) | src */
+    uint64_t key;      /* (ctx << src_bits) | src */
     uint64_t count[2]; /* PRQ, UMQ insertions */
 } vm_prof_slot_t;
 
@@ -68,6 +68,9 @@ struct vmatch_engine {
 };
 
 /* Test hook: the engine's memory, to make allocations fail (fail_after). */
-static inline vm_mem_t *vm_engine_mem(vmatch_engine_t *e) { return &e->env.mem; }
+static inline vm_mem_t *vm_engine_mem(vmatch_engine_t *e)
+{
+    return &e->env.mem;
+}
 
 #endif

@@ -14,7 +14,10 @@ int vm_fail(int code, const char *fmt, ...)
     return code;
 }
 
-const char *vmatch_last_error(void) { return last_error; }
+const char *vmatch_last_error(void)
+{
+    return last_error;
+}
 
 const char *vmatch_strerror(int code)
 {

@@ -86,7 +86,8 @@ static void *slab_map(vm_mem_t *m, size_t size)
     if (!mem_take(m))
         return NULL;
     /* Map twice the size and trim both ends to get a region aligned to its size. */
-    char *raw = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *raw =
+        mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
     char *start = (char *)(((uintptr_t)raw + size - 1) & ~(uintptr_t)(size - 1));

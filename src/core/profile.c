@@ -29,7 +29,10 @@ static uint64_t hash64(uint64_t k)
     return k ^ (k >> 31);
 }
 
-static int slot_used(const vm_prof_slot_t *s) { return s->count[0] || s->count[1]; }
+static int slot_used(const vm_prof_slot_t *s)
+{
+    return s->count[0] || s->count[1];
+}
 
 static vm_prof_slot_t *prof_slot(vm_prof_slot_t *slots, uint64_t cap, uint64_t key)
 {
@@ -83,7 +86,8 @@ int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
     if (!e || !path)
         return vm_fail(VMATCH_EINVAL, "profile_save: NULL argument");
     if (!e->cfg.profile_record)
-        return vm_fail(VMATCH_EINVAL, "profile_save: recording is off (spec profile.record=on)");
+        return vm_fail(VMATCH_EINVAL,
+                       "profile_save: recording is off (spec profile.record=on)");
     const vm_prof_table_t *t = &e->prof;
     vm_prof_slot_t *rows = malloc((t->used ? t->used : 1) * sizeof *rows);
     if (!rows)
@@ -100,8 +104,8 @@ int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
         return vm_fail(VMATCH_EIO, "profile_save: cannot open '%s': %s", path, strerror(errno));
     }
     const vm_config_t *c = &e->cfg;
-    fprintf(f, "vmatch-profile 1\nlayout %u %u %u\nnprocs %u\n# ctx src prq umq\n",
-            c->ctx_bits, c->src_bits, c->tag_bits, c->nprocs);
+    fprintf(f, "vmatch-profile 1\nlayout %u %u %u\nnprocs %u\n# ctx src prq umq\n", c->ctx_bits,
+            c->src_bits, c->tag_bits, c->nprocs);
     uint64_t src_mask = (c->src_bits >= 64) ? ~0ull : (1ull << c->src_bits) - 1;
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%llu %llu %llu %llu\n", (unsigned long long)(rows[i].key >> c->src_bits),
@@ -212,7 +216,8 @@ static int parse(FILE *f, const char *path, vm_profile_t *p)
             p->entries[p->n++] = (vm_profile_entry_t){
                 .ctx = (uint32_t)v[0], .src = (uint32_t)v[1], .prq = v[2], .umq = v[3]};
         } else {
-            rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: expected %s", path, lineno, expect[want]);
+            rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: expected %s", path, lineno,
+                         expect[want]);
             break;
         }
     }

@@ -77,8 +77,7 @@ struct vm_storage {
     int (*find)(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
                 uint64_t *inspected);
     /* First entry whose payload is `payload`; same returns as find. */
-    int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit,
-                        uint64_t *inspected);
+    int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit, uint64_t *inspected);
     /* Remove the entry a find just returned. */
     void (*remove)(vm_queue_t *q, const vm_hit_t *hit);
 };
@@ -101,8 +100,8 @@ struct vm_policy {
                   void *payload, uint64_t seq);
     /* The oldest matching entry (storage find rules), removed when remove is set.
      * Returns 1 with *payload, or 0. */
-    int (*match)(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
-                 int remove, void **payload, uint64_t *inspected);
+    int (*match)(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls, int remove,
+                 void **payload, uint64_t *inspected);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
     int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
     /* Add this side's queues, partners and levels to *acc. */

@@ -12,9 +12,15 @@ static const vm_policy_t *const policies[] = {&vm_single_policy};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-const vm_storage_t *vm_storage_at(unsigned i) { return i < COUNT(storages) ? storages[i] : NULL; }
+const vm_storage_t *vm_storage_at(unsigned i)
+{
+    return i < COUNT(storages) ? storages[i] : NULL;
+}
 
-const vm_policy_t *vm_policy_at(unsigned i) { return i < COUNT(policies) ? policies[i] : NULL; }
+const vm_policy_t *vm_policy_at(unsigned i)
+{
+    return i < COUNT(policies) ? policies[i] : NULL;
+}
 
 const vm_storage_t *vm_storage_find(const char *name)
 {

@@ -173,19 +173,21 @@ int vm_spec_parse(const char *spec, vm_config_t *cfg)
 
 void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
 {
-    char numa[16];
+    char numa[16], nprocs[24] = "", profile[sizeof cfg->profile + 16] = "";
     if (cfg->numa == VM_NUMA_OFF)
         snprintf(numa, sizeof numa, "off");
     else if (cfg->numa == VM_NUMA_LOCAL)
         snprintf(numa, sizeof numa, "local");
     else
         snprintf(numa, sizeof numa, "%d", cfg->numa);
-    int n = snprintf(buf, len,
-                     "policy=%s storage=%s lla.block=%u layout.ctx=%u layout.src=%u "
-                     "layout.tag=%u nprocs=%u numa=%s profile.record=%s",
-                     cfg->policy->name, cfg->storage->name, cfg->lla_block, cfg->ctx_bits,
-                     cfg->src_bits, cfg->tag_bits, cfg->nprocs, numa,
-                     cfg->profile_record ? "on" : "off");
-    if (cfg->profile[0] && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " profile=%s", cfg->profile);
+    if (cfg->nprocs) /* unset keys are left out, so the text is a valid spec again */
+        snprintf(nprocs, sizeof nprocs, " nprocs=%u", cfg->nprocs);
+    if (cfg->profile[0])
+        snprintf(profile, sizeof profile, " profile=%s", cfg->profile);
+    snprintf(buf, len,
+             "policy=%s storage=%s lla.block=%u layout.ctx=%u layout.src=%u layout.tag=%u%s "
+             "numa=%s profile.record=%s%s",
+             cfg->policy->name, cfg->storage->name, cfg->lla_block, cfg->ctx_bits,
+             cfg->src_bits, cfg->tag_bits, nprocs, numa, cfg->profile_record ? "on" : "off",
+             profile);
 }

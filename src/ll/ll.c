@@ -49,7 +49,10 @@ static int ll_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void
     vm_ll_node_t *n = vm_pool_get(l->pool);
     if (!n)
         return VMATCH_ENOMEM;
-    *n = (vm_ll_node_t){.prev = l->tail, .bits = bits, .payload = payload, .seq = seq,
+    *n = (vm_ll_node_t){.prev = l->tail,
+                        .bits = bits,
+                        .payload = payload,
+                        .seq = seq,
                         .care = q->side == VM_PRQ ? care : ~(vmatch_bits_t)0};
     if (l->tail)
         l->tail->next = n;

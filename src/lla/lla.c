@@ -27,9 +27,9 @@ typedef struct vm_lla {
     vm_queue_t base;
     vm_lla_block_t *head, *tail;
     vm_pool_t *pool;
-    uint32_t block;    /* slots per block */
-    uint32_t words;    /* bitmap words */
-    size_t entry_off;  /* byte offset of the entries, a cache line boundary */
+    uint32_t block;   /* slots per block */
+    uint32_t words;   /* bitmap words */
+    size_t entry_off; /* byte offset of the entries, a cache line boundary */
 } vm_lla_t;
 
 enum { CACHE_LINE = 64 };
@@ -41,7 +41,10 @@ static vm_lla_entry_t *entries(const vm_lla_t *l, vm_lla_block_t *b)
     return (vm_lla_entry_t *)((char *)b + l->entry_off);
 }
 
-static size_t round_line(size_t n) { return (n + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1); }
+static size_t round_line(size_t n)
+{
+    return (n + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1);
+}
 
 static int lla_create(vm_env_t *env, int side, vm_queue_t **out)
 {
@@ -90,7 +93,9 @@ static int lla_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, voi
         l->tail = b;
     }
     uint32_t i = b->tail++;
-    entries(l, b)[i] = (vm_lla_entry_t){.bits = bits, .payload = payload, .seq = seq,
+    entries(l, b)[i] = (vm_lla_entry_t){.bits = bits,
+                                        .payload = payload,
+                                        .seq = seq,
                                         .care = q->side == VM_PRQ ? care : ~(vmatch_bits_t)0};
     b->map[i / 64] |= (uint64_t)1 << (i % 64);
     b->live++;
@@ -123,8 +128,8 @@ lla_scan(vm_queue_t *q, enum scan_mode mode, vmatch_bits_t key, vmatch_bits_t ke
                     ok = e[i].payload == payload;
                 if (ok) {
                     *inspected += seen;
-                    *hit = (vm_hit_t){.payload = e[i].payload, .seq = e[i].seq, .where = b,
-                                      .slot = i};
+                    *hit = (vm_hit_t){
+                        .payload = e[i].payload, .seq = e[i].seq, .where = b, .slot = i};
                     return 1;
                 }
             }

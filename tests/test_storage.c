@@ -1,0 +1,261 @@
+/* Unit tests of each storage (src/ll, src/lla) through the storage table: append, search,
+ * remove at the head, middle and tail, holes, blocks emptying, allocation failure, and a
+ * randomized comparison with an array on both sides. */
+#include "check.h"
+#include "engine.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define P(i) ((void *)(uintptr_t)(((i) + 1) * 8))
+#define ALL  (~(vmatch_bits_t)0)
+
+typedef struct fixture {
+    vm_config_t cfg;
+    vm_env_t env;
+    vm_queue_t *q;
+} fixture_t;
+
+static void setup(fixture_t *f, const char *spec, int side)
+{
+    REQUIRE(vm_spec_parse(spec, &f->cfg) == VMATCH_OK);
+    f->env = (vm_env_t){.cfg = &f->cfg, .mem = {.numa = VM_NUMA_OFF, .fail_after = -1}};
+    REQUIRE(f->cfg.storage->create(&f->env, side, &f->q) == VMATCH_OK);
+}
+
+static void teardown(fixture_t *f)
+{
+    f->q->ops->destroy(f->q);
+    for (unsigned i = 0; i < f->env.npools; i++)
+        vm_pool_fini(&f->env.pools[i]);
+    CHECK_EQ(f->env.mem.bytes, 0); /* nothing leaked past the pools */
+}
+
+/* Find on the PRQ (entry care) or the UMQ (search care): returns the payload or NULL. */
+static void *find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t care, vm_hit_t *hit,
+                  uint64_t *seen)
+{
+    *seen = 0;
+    return q->ops->find(q, key, care, hit, seen) ? hit->payload : NULL;
+}
+
+static int take(vm_queue_t *q, vmatch_bits_t key)
+{
+    vm_hit_t h;
+    uint64_t seen = 0;
+    if (!q->ops->find(q, key, ALL, &h, &seen))
+        return 0;
+    q->ops->remove(q, &h);
+    return 1;
+}
+
+/* Entries 0..n-1 with bits i; remove head, middle and tail and check what search sees. */
+static void test_holes(const char *spec, int side)
+{
+    fixture_t f;
+    setup(&f, spec, side);
+    vm_queue_t *q = f.q;
+    enum { N = 40 };
+    for (int i = 0; i < N; i++)
+        REQUIRE(q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i) == VMATCH_OK);
+    CHECK_EQ(q->len, N);
+    vm_hit_t h;
+    uint64_t seen;
+    CHECK(find(q, 0, ALL, &h, &seen) == P(0));
+    CHECK_EQ(seen, 1);
+    CHECK(find(q, N - 1, ALL, &h, &seen) == P(N - 1));
+    CHECK_EQ(h.seq, N - 1);
+    CHECK_EQ(seen, N);
+    CHECK(find(q, N, ALL, &h, &seen) == NULL);
+    CHECK_EQ(seen, N);
+
+    /* Head, a middle run and the tail become holes that searches skip. */
+    CHECK(take(q, 0));
+    CHECK(take(q, N - 1));
+    for (int i = 10; i < 20; i++)
+        CHECK(take(q, (vmatch_bits_t)i));
+    CHECK_EQ(q->len, N - 12);
+    CHECK(find(q, 0, ALL, &h, &seen) == NULL);
+    CHECK_EQ(seen, N - 12);
+    CHECK(find(q, 1, ALL, &h, &seen) == P(1));
+    CHECK_EQ(seen, 1);
+    CHECK(find(q, 20, ALL, &h, &seen) == P(20));
+    CHECK_EQ(seen, 10);
+    CHECK(find(q, N - 2, ALL, &h, &seen) == P(N - 2));
+    CHECK_EQ(seen, N - 12);
+
+    /* A new tail entry lands after every survivor, even in a trimmed tail slot. */
+    REQUIRE(q->ops->append(q, 15, ALL, P(100), 100) == VMATCH_OK);
+    CHECK(find(q, 15, ALL, &h, &seen) == P(100));
+    CHECK_EQ(seen, N - 11);
+    CHECK_EQ(h.seq, 100);
+
+    /* Remove by payload, including one that is not there. */
+    CHECK(q->ops->find_payload(q, P(5), &h, &seen) == 1);
+    q->ops->remove(q, &h);
+    CHECK(q->ops->find_payload(q, P(5), &h, &seen) == 0);
+    CHECK(q->ops->find_payload(q, P(999), &h, &seen) == 0);
+    CHECK_EQ(q->len, N - 12);
+
+    /* Drain from the tail end, newest payload first, so the tail index keeps moving back. */
+    static const int order[] = {100, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26,
+                                25,  24, 23, 22, 21, 20, 9,  8,  7,  6,  4,  3,  2,  1};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        seen = 0;
+        CHECK(q->ops->find_payload(q, P(order[i]), &h, &seen) == 1);
+        CHECK_EQ(seen, q->len); /* always the last entry */
+        q->ops->remove(q, &h);
+    }
+    CHECK_EQ(q->len, 0);
+    CHECK(find(q, 1, ALL, &h, &seen) == NULL);
+    CHECK_EQ(seen, 0);
+    REQUIRE(q->ops->append(q, 7, ALL, P(7), 7) == VMATCH_OK);
+    CHECK(find(q, 7, ALL, &h, &seen) == P(7));
+    teardown(&f);
+}
+
+/* Care masks: the PRQ applies each entry's care, the UMQ the search's care. */
+static void test_care(const char *spec)
+{
+    fixture_t f;
+    vm_hit_t h;
+    uint64_t seen;
+    setup(&f, spec, VM_PRQ);
+    f.q->ops->append(f.q, 0x1200, 0xFF00, P(0), 0); /* any low byte */
+    f.q->ops->append(f.q, 0x1234, ALL, P(1), 1);
+    CHECK(find(f.q, 0x1234, ALL, &h, &seen) == P(0)); /* the earlier, wider receive */
+    CHECK(find(f.q, 0x1334, ALL, &h, &seen) == NULL);
+    teardown(&f);
+
+    setup(&f, spec, VM_UMQ);
+    f.q->ops->append(f.q, 0x1234, 0, P(0), 0); /* care of a message is not used */
+    f.q->ops->append(f.q, 0x1299, 0, P(1), 1);
+    CHECK(find(f.q, 0x1299, ALL, &h, &seen) == P(1));
+    CHECK(find(f.q, 0x1299, 0xFF00, &h, &seen) == P(0));
+    CHECK(find(f.q, 0x9999, 0, &h, &seen) == P(0));
+    CHECK(find(f.q, 0x1300, 0xFF00, &h, &seen) == NULL);
+    teardown(&f);
+}
+
+/* lla: a block that empties goes back to the pool and is the next one handed out. */
+static void test_block_recycling(void)
+{
+    fixture_t f;
+    vm_hit_t h;
+    uint64_t seen;
+    setup(&f, "storage=lla lla.block=4", VM_PRQ);
+    vm_queue_t *q = f.q;
+    for (int i = 0; i < 12; i++)
+        q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i);
+    find(q, 5, ALL, &h, &seen);
+    void *middle_block = h.where;
+    find(q, 4, ALL, &h, &seen);
+    CHECK(h.where == middle_block);
+    uint64_t bytes = f.env.mem.bytes;
+    for (int i = 4; i < 8; i++)
+        CHECK(take(q, (vmatch_bits_t)i));
+    CHECK(find(q, 8, ALL, &h, &seen) == P(8));
+    CHECK_EQ(seen, 5); /* 0..3, then the first entry of the third block */
+    CHECK(h.where != middle_block);
+    /* Entries 12..15 fill the last block's successor: the recycled one. */
+    for (int i = 12; i < 16; i++)
+        q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i);
+    CHECK(find(q, 12, ALL, &h, &seen) == P(12));
+    CHECK(h.where == middle_block);
+    CHECK_EQ(f.env.mem.bytes, bytes);
+    teardown(&f);
+}
+
+/* Allocation failure: append reports ENOMEM and the queue is as before. */
+static void test_enomem(const char *spec)
+{
+    fixture_t f;
+    vm_hit_t h;
+    uint64_t seen;
+    setup(&f, spec, VM_UMQ);
+    vm_queue_t *q = f.q;
+    int i = 0, rc;
+    f.env.mem.fail_after = 0;
+    while ((rc = q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i)) == VMATCH_OK)
+        i++;
+    CHECK_EQ(rc, VMATCH_ENOMEM);
+    CHECK_EQ(q->len, (uint64_t)i);
+    CHECK(find(q, (vmatch_bits_t)i, ALL, &h, &seen) == NULL);
+    f.env.mem.fail_after = -1;
+    CHECK_EQ(q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i), VMATCH_OK);
+    CHECK(find(q, (vmatch_bits_t)i, ALL, &h, &seen) == P(i));
+    CHECK_EQ(seen, (uint64_t)i + 1);
+    teardown(&f);
+}
+
+static uint64_t rng_state = 42;
+static uint64_t rnd(uint64_t n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (rng_state >> 33) % n;
+}
+
+/* Random appends and removals at random positions against an array in queue order. */
+static void test_random(const char *spec, int side)
+{
+    enum { OPS = 200000, CAP = 4096, KEYS = 64 };
+    static vmatch_bits_t model_bits[CAP];
+    static uint64_t model_id[CAP];
+    fixture_t f;
+    setup(&f, spec, side);
+    vm_queue_t *q = f.q;
+    size_t n = 0;
+    uint64_t next = 0;
+    int bad = 0;
+    for (int op = 0; op < OPS && !bad; op++) {
+        int grow = n < 8 || (n < CAP && rnd(100) < (op / 20000 % 2 ? 70 : 35));
+        if (grow) {
+            vmatch_bits_t b = rnd(KEYS);
+            REQUIRE(q->ops->append(q, b, ALL, P(next), next) == VMATCH_OK);
+            model_bits[n] = b;
+            model_id[n++] = next++;
+            continue;
+        }
+        vmatch_bits_t key = rnd(KEYS);
+        size_t i = 0;
+        while (i < n && model_bits[i] != key)
+            i++;
+        vm_hit_t h;
+        uint64_t seen = 0;
+        int got = q->ops->find(q, key, ALL, &h, &seen);
+        if (got != (i < n) ||
+            (got && (h.payload != P(model_id[i]) || h.seq != model_id[i] || seen != i + 1))) {
+            fprintf(stderr, "%s side %d: op %d key %llu differs\n", spec, side, op,
+                    (unsigned long long)key);
+            bad = 1;
+            break;
+        }
+        if (got) {
+            q->ops->remove(q, &h);
+            memmove(&model_bits[i], &model_bits[i + 1], (n - i - 1) * sizeof model_bits[0]);
+            memmove(&model_id[i], &model_id[i + 1], (n - i - 1) * sizeof model_id[0]);
+            n--;
+        }
+        if (q->len != n)
+            bad = 1;
+    }
+    CHECK(!bad);
+    teardown(&f);
+}
+
+int main(void)
+{
+    static const char *const specs[] = {"storage=ll", "storage=lla", "storage=lla lla.block=4",
+                                        "storage=lla lla.block=100",
+                                        "storage=lla lla.block=1024"};
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        for (int side = VM_PRQ; side <= VM_UMQ; side++) {
+            test_holes(specs[s], side);
+            test_random(specs[s], side);
+        }
+        test_care(specs[s]);
+        test_enomem(specs[s]);
+    }
+    test_block_recycling();
+    return check_report("test_storage");
+}
