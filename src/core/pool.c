@@ -14,6 +14,7 @@
 
 #ifdef VMATCH_HAVE_NUMA
 #include <numa.h>
+#include <numaif.h>
 #endif
 
 enum { SLAB_HEADER = 64, SLAB_MIN = 64 * 1024, SLAB_MIN_OBJECTS = 8 };
@@ -96,11 +97,15 @@ static void *slab_map(vm_mem_t *m, size_t size)
     if (start + size < raw + 2 * size)
         munmap(start + size, (size_t)(raw + 2 * size - (start + size)));
 #ifdef VMATCH_HAVE_NUMA
+    /* Placement is a preference, set before first touch.  mbind is called directly because
+     * libnuma's helpers print to the caller's stderr when the kernel refuses (containers);
+     * a refusal leaves the kernel's default placement, which is still correct memory. */
     if (m->numa != VM_NUMA_OFF && vm_numa_available()) {
-        if (m->numa == VM_NUMA_LOCAL)
-            numa_setlocal_memory(start, size);
-        else
-            numa_tonode_memory(start, size, m->numa);
+        unsigned long node_mask[16] = {0};
+        if (m->numa >= 0)
+            node_mask[m->numa / 64] = 1ul << (m->numa % 64);
+        /* MPOL_PREFERRED with an empty mask means "the node of the CPU that touches it". */
+        (void)mbind(start, size, MPOL_PREFERRED, node_mask, 16 * 64, 0);
     }
 #endif
     m->bytes += size;
