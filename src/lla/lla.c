@@ -3,9 +3,10 @@
  * A block holds lla.block entries in queue order, a bitmap of live slots and the indices
  * [head, tail) that bound them.  Appends go at the tail of the last block; removing an
  * entry clears its bit (a hole), and a hole at either end moves the index.  A block that
- * empties goes back to the pool.  A search walks blocks head to tail and, within one, only
- * the set bits of the bitmap, so holes cost nothing but a bit test per 64 slots.  Entries
- * of a block are contiguous, so a long search streams memory instead of chasing pointers.
+ * empties goes back to the pool, unless it is the only one.  A search walks blocks head to tail
+ * and, within one, only the set bits of the bitmap, so holes cost nothing but a bit test per 64
+ * slots.  Entries of a block are contiguous, so a long search streams memory instead of chasing
+ * pointers.
  */
 #include "queue.h"
 
@@ -115,7 +116,7 @@ lla_scan(vm_queue_t *q, enum scan_mode mode, vmatch_bits_t key, vmatch_bits_t ke
     uint64_t seen = 0;
     for (vm_lla_block_t *b = l->head; b; b = b->next) {
         vm_lla_entry_t *e = entries(l, b);
-        for (uint32_t w = b->head / 64; w <= (b->tail - 1) / 64; w++) {
+        for (uint32_t w = b->head / 64; w * 64 < b->tail; w++) {
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
                 uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
                 int ok;
@@ -180,7 +181,13 @@ static void lla_remove(vm_queue_t *q, const vm_hit_t *hit)
     uint32_t i = hit->slot;
     b->map[i / 64] &= ~((uint64_t)1 << (i % 64));
     q->len--;
-    if (--b->live == 0) {
+    if (--b->live == 0 && !b->prev && !b->next) {
+        /* The queue's only block stays: a short queue that empties and refills on every
+         * match (the common case) then never goes to the pool.  Its bitmap is all clear. */
+        b->head = b->tail = 0;
+        return;
+    }
+    if (b->live == 0) {
         if (b->prev)
             b->prev->next = b->next;
         else
