@@ -1,0 +1,66 @@
+// baseline.h -- comparators: the receive queues of shipped MPI libraries, reimplemented from
+// their published designs so that benchmarks measure vmatch against them in the same run.
+// They live in bench/ only: they are yardsticks, not library engines.  Each one passes the
+// differential test against the reference model (a comparator that matches wrongly would
+// make every ratio meaningless).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace vmb
+{
+
+// The MPI layout of the match bits, as vmatch packs them (vmatch_mpi_pack): the tag in the
+// low bits, the source above it, the context on top.  Baselines decode what they index by.
+struct Layout {
+    unsigned ctx_bits = 16, src_bits = 24, tag_bits = 24;
+
+    static uint64_t mask(unsigned n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+    uint64_t tag(uint64_t bits) const { return bits & mask(tag_bits); }
+    uint64_t src(uint64_t bits) const { return (bits >> tag_bits) & mask(src_bits); }
+    uint64_t ctx(uint64_t bits) const
+    {
+        return (bits >> (tag_bits + src_bits)) & mask(ctx_bits);
+    }
+    // A receive's care mask from vmatch_mpi_recv clears a whole field for a wildcard.
+    bool any_src(uint64_t care) const { return ((care >> tag_bits) & mask(src_bits)) == 0; }
+    bool any_tag(uint64_t care) const { return (care & mask(tag_bits)) == 0; }
+};
+
+// One process's posted-receive and unexpected-message queues with the contract of the
+// vmatch API (vmatch.h): the same calls, the same VMATCH_* results, the same MPI order.
+// Receives are MPI receives (care masks as vmatch_mpi_recv makes them: full, or with the
+// source and/or tag field cleared); arbitrary masks are outside what these designs support.
+class Baseline
+{
+  public:
+    virtual ~Baseline() = default;
+    virtual int post(uint64_t bits, uint64_t care, void *req, void **msg_out) = 0;
+    virtual int arrive(uint64_t bits, void *msg, void **req_out) = 0;
+    virtual int probe(uint64_t bits, uint64_t care, int remove, void **msg_out) = 0;
+    virtual int cancel(void *req) = 0;
+    virtual int remove_unexpected(void *msg) = 0;
+    virtual uint64_t inspected() const = 0; // entries (or keys) compared so far
+    virtual uint64_t bytes() const = 0;     // bytes held now, tables and entries
+    virtual uint64_t queues() const = 0;    // lists / buckets / vectors allocated now
+};
+
+struct BaselineInfo {
+    const char *name;   // short label for tables: "mpich", "ob1", "ucx", "fuzzy"
+    const char *models; // one line: what it models
+    std::unique_ptr<Baseline> (*make)(const Layout &layout, uint32_t nprocs);
+};
+
+// Every baseline, in table order (baselines.cc).
+const std::vector<BaselineInfo> &baselines();
+
+// The factories, one file each (baseline_<name>.cc).
+std::unique_ptr<Baseline> make_mpich(const Layout &layout, uint32_t nprocs);
+std::unique_ptr<Baseline> make_ob1(const Layout &layout, uint32_t nprocs);
+std::unique_ptr<Baseline> make_ucx(const Layout &layout, uint32_t nprocs);
+std::unique_ptr<Baseline> make_fuzzy(const Layout &layout, uint32_t nprocs);
+
+} // namespace vmb
