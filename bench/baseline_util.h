@@ -74,7 +74,7 @@ template <class T> class ObjPool
             grow();
         Free *f = free_;
         free_ = f->next;
-        return new (f) T();
+        return new (f) T; // default-initialised: the padding is not written
     }
 
     void put(T *p)

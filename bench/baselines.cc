@@ -7,6 +7,13 @@ namespace vmb
 const std::vector<BaselineInfo> &baselines()
 {
     static const std::vector<BaselineInfo> list = {
+        {"mpich", "MPICH 4 CH4: one doubly linked list per side of request-sized objects",
+         make_mpich},
+        {"ob1",
+         "Open MPI ob1: per-communicator per-source lists + a wildcard list, by sequence",
+         make_ob1},
+        {"ucx", "UCX: exact tags in 1021 hash buckets + a wildcard queue, by sequence",
+         make_ucx},
         {"fuzzy", "Open MPI custommatch fuzzy512: 16-bit src^tag keys, 32 per AVX-512 vector",
          make_fuzzy},
     };
