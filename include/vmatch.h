@@ -81,6 +81,16 @@ void vmatch_destroy(vmatch_engine_t *e);
  * "policy=single storage=lla lla.block=32 layout.ctx=16 ...".  Owned by the engine. */
 const char *vmatch_describe(const vmatch_engine_t *e);
 
+/* The vector kernel the engine's queues search with: "avx512", "avx2" or "scalar" (spec key
+ * simd=, resolved from auto at creation), or "none" when its storage has no kernels (ll, lla).
+ * A NULL e gives "none". */
+const char *vmatch_kernel(const vmatch_engine_t *e);
+
+/* 1 when kernel ("auto", "avx512", "avx2", "scalar") can run in this build on this CPU and
+ * operating system, 0 when not (vmatch_create with simd=kernel would return
+ * VMATCH_EUNSUPPORTED), VMATCH_EINVAL for a NULL or unknown name. */
+int vmatch_simd_available(const char *kernel);
+
 /* Post a receive (bits, care) with class cls and request pointer req (not NULL).
  * Returns VMATCH_MATCHED with the oldest matching unexpected message in *msg_out (it is
  * removed from the UMQ), or VMATCH_QUEUED when the receive was appended to the PRQ. */

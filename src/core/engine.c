@@ -1,6 +1,7 @@
 /* engine.c -- the public API: argument checks, the PRQ/UMQ protocol, statistics, MPI
  * packing and collective classes.  Where entries live is the policy's business. */
 #include "engine.h"
+#include "simd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,11 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
 const char *vmatch_describe(const vmatch_engine_t *e)
 {
     return e ? e->describe : "";
+}
+
+const char *vmatch_kernel(const vmatch_engine_t *e)
+{
+    return e && e->cfg.storage->simd ? vm_simd_name((int)e->cfg.simd) : "none";
 }
 
 /* Queue an entry on a side after its search found nothing. */

@@ -30,6 +30,8 @@ typedef struct vm_config {
     uint32_t nprocs; /* 0: not given */
     int numa;        /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
     uint32_t lla_block;
+    uint32_t llv_block; /* slots per llv block, a multiple of VM_LLV_GROUP (64) */
+    uint32_t simd;      /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
     char profile[256]; /* path for the static designs; "" when not given */
 } vm_config_t;
@@ -65,6 +67,7 @@ typedef struct vm_hit {
 
 struct vm_storage {
     const char *name;
+    int simd; /* 1: runs the vector kernel cfg->simd names (vmatch_kernel reports it) */
     /* Make an empty queue for side.  VMATCH_OK or VMATCH_ENOMEM. */
     int (*create)(vm_env_t *env, int side, vm_queue_t **out);
     void (*destroy)(vm_queue_t *q);

@@ -1,5 +1,6 @@
 /* spec.c -- the spec string: "key=value" words separated by blanks (README.md lists keys). */
 #include "engine.h"
+#include "simd.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -14,7 +15,14 @@
  * and 128, and 50 for ll). */
 #define VM_LLA_BLOCK_DEFAULT 64
 
-enum kind { K_UINT, K_BOOL, K_POLICY, K_STORAGE, K_NUMA, K_PATH };
+/* llv: slots per block (placeholder until measured). */
+#define VM_LLV_BLOCK_DEFAULT 256
+/* llv blocks are whole 64-slot groups (one bitmap word each); the largest keeps a block of
+ * the PRQ side (34 bytes a slot) under 160 KiB. */
+#define VM_LLV_GROUP     64
+#define VM_LLV_BLOCK_MAX 4096
+
+enum kind { K_UINT, K_BOOL, K_POLICY, K_STORAGE, K_NUMA, K_PATH, K_SIMD };
 
 typedef struct vm_key {
     const char *name;
@@ -34,6 +42,8 @@ static const vm_key_t keys[] = {
     {"nprocs", K_UINT, 1, 1u << 30, U(nprocs)},
     {"numa", K_NUMA, 0, 0, 0},
     {"lla.block", K_UINT, 4, 1024, U(lla_block)},
+    {"llv.block", K_UINT, VM_LLV_GROUP, VM_LLV_BLOCK_MAX, U(llv_block)},
+    {"simd", K_SIMD, 0, 0, 0},
     {"profile", K_PATH, 0, 0, 0},
     {"profile.record", K_BOOL, 0, 1, U(profile_record)},
 };
@@ -48,6 +58,8 @@ static void set_defaults(vm_config_t *cfg)
         .tag_bits = 24,
         .numa = VM_NUMA_LOCAL,
         .lla_block = VM_LLA_BLOCK_DEFAULT,
+        .llv_block = VM_LLV_BLOCK_DEFAULT,
+        .simd = VM_SIMD_AUTO,
     };
 }
 
@@ -111,6 +123,14 @@ static int apply(vm_config_t *cfg, const vm_key_t *k, const char *v, size_t n)
                            name);
         }
         return VMATCH_OK;
+    case K_SIMD: {
+        int simd = vm_simd_parse(v, n);
+        if (simd < 0)
+            return vm_fail(VMATCH_EINVAL,
+                           "spec: simd=%s: expected auto, avx512, avx2 or scalar", name);
+        cfg->simd = (uint32_t)simd;
+        return VMATCH_OK;
+    }
     case K_PATH:
         if (n >= sizeof cfg->profile)
             return vm_fail(VMATCH_EINVAL, "spec: profile path longer than %zu bytes",
@@ -132,6 +152,12 @@ static int validate(const vm_config_t *cfg)
     if (cfg->src_bits < 31 && cfg->nprocs > (1u << cfg->src_bits))
         return vm_fail(VMATCH_EINVAL, "spec: nprocs=%u does not fit layout.src=%u bits",
                        cfg->nprocs, cfg->src_bits);
+    if (cfg->llv_block % VM_LLV_GROUP)
+        return vm_fail(VMATCH_EINVAL, "spec: llv.block=%u: expected a multiple of %u",
+                       cfg->llv_block, VM_LLV_GROUP);
+    if (!vm_simd_available((int)cfg->simd))
+        return vm_fail(VMATCH_EUNSUPPORTED, "spec: simd=%s: %s", vm_simd_name((int)cfg->simd),
+                       vm_simd_why_not((int)cfg->simd));
     if (cfg->numa >= 0) {
         if (!vm_numa_available())
             return vm_fail(VMATCH_EUNSUPPORTED,
@@ -171,7 +197,12 @@ int vm_spec_parse(const char *spec, vm_config_t *cfg)
         if (rc < 0)
             return rc;
     }
-    return validate(cfg);
+    int rc = validate(cfg);
+    /* Resolved here, once: vmatch_describe then names the kernel that runs, and the
+     * storages never ask the CPU. */
+    if (rc == VMATCH_OK && cfg->simd == VM_SIMD_AUTO)
+        cfg->simd = (uint32_t)vm_simd_best();
+    return rc;
 }
 
 void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
@@ -188,9 +219,9 @@ void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
     if (cfg->profile[0])
         snprintf(profile, sizeof profile, " profile=%s", cfg->profile);
     snprintf(buf, len,
-             "policy=%s storage=%s lla.block=%u layout.ctx=%u layout.src=%u layout.tag=%u%s "
-             "numa=%s profile.record=%s%s",
-             cfg->policy->name, cfg->storage->name, cfg->lla_block, cfg->ctx_bits,
-             cfg->src_bits, cfg->tag_bits, nprocs, numa, cfg->profile_record ? "on" : "off",
-             profile);
+             "policy=%s storage=%s simd=%s lla.block=%u llv.block=%u layout.ctx=%u "
+             "layout.src=%u layout.tag=%u%s numa=%s profile.record=%s%s",
+             cfg->policy->name, cfg->storage->name, vm_simd_name((int)cfg->simd),
+             cfg->lla_block, cfg->llv_block, cfg->ctx_bits, cfg->src_bits, cfg->tag_bits,
+             nprocs, numa, cfg->profile_record ? "on" : "off", profile);
 }
