@@ -1,0 +1,667 @@
+/* trace.c -- traces: building, checking, the text reader and writer (trace.h). */
+#include "trace.h"
+
+#include "vmatch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[VM_TRACE_NKINDS] = {"post",    "arrive", "probe",
+                                                        "improbe", "cancel", "remove"};
+
+/* Collective operation names, indexed by the VMATCH_COLL_* value. */
+static const char *const op_names[] = {
+    [VMATCH_COLL_BARRIER] = "barrier",     [VMATCH_COLL_BCAST] = "bcast",
+    [VMATCH_COLL_GATHER] = "gather",       [VMATCH_COLL_SCATTER] = "scatter",
+    [VMATCH_COLL_ALLGATHER] = "allgather", [VMATCH_COLL_REDUCE] = "reduce",
+    [VMATCH_COLL_ALLREDUCE] = "allreduce", [VMATCH_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [VMATCH_COLL_ALLTOALL] = "alltoall",   [VMATCH_COLL_SCAN] = "scan",
+};
+#define NOP_NAMES (sizeof op_names / sizeof *op_names)
+
+const char *vm_trace_kind_name(vm_trace_kind_t k)
+{
+    return (unsigned)k < VM_TRACE_NKINDS ? kind_names[k] : "?";
+}
+
+const char *vm_trace_op_name(uint32_t op)
+{
+    return op < NOP_NAMES ? op_names[op] : NULL;
+}
+
+void vm_trace_init(vm_trace_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->classes = calloc(1, sizeof *t->classes); /* classes[0]: point-to-point */
+    if (t->classes) {
+        t->nclasses = 1;
+        t->classes_cap = 1;
+    } else {
+        t->failed = 1;
+    }
+}
+
+void vm_trace_free(vm_trace_t *t)
+{
+    free(t->ops);
+    free(t->classes);
+    free(t->class_index);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- building ---- */
+
+/** Room for one more operation; NULL (and t->failed) when memory runs out. */
+static vm_trace_op_t *push_op(vm_trace_t *t, vm_trace_kind_t kind)
+{
+    if (t->failed)
+        return NULL;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        vm_trace_op_t *v = realloc(t->ops, cap * sizeof *v);
+        if (!v) {
+            t->failed = 1;
+            return NULL;
+        }
+        t->ops = v;
+        t->cap = cap;
+    }
+    vm_trace_op_t *o = &t->ops[t->n++];
+    memset(o, 0, sizeof *o);
+    o->kind = (uint8_t)kind;
+    return o;
+}
+
+/** Hash slot where class (op, bytes, size) is or would go. */
+static size_t class_slot(const vm_trace_t *t, uint32_t op, uint64_t bytes, uint32_t comm_size)
+{
+    uint64_t h = (op * 0x9e3779b97f4a7c15u) ^ (bytes * 0xbf58476d1ce4e5b9u) ^
+                 (comm_size * 0x94d049bb133111ebu);
+    size_t mask = t->index_cap - 1, i = (size_t)(h ^ (h >> 29)) & mask;
+    for (;; i = (i + 1) & mask) {
+        uint32_t c = t->class_index[i];
+        if (!c)
+            return i;
+        const vm_trace_class_t *k = &t->classes[c - 1];
+        if (k->op == op && k->bytes == bytes && k->comm_size == comm_size)
+            return i;
+    }
+}
+
+/** Rebuild the class hash with room for twice the classes; 0 or -1 without memory. */
+static int grow_index(vm_trace_t *t)
+{
+    size_t cap = t->index_cap ? t->index_cap * 2 : 16;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    free(t->class_index);
+    t->class_index = v;
+    t->index_cap = cap;
+    for (size_t c = 1; c < t->nclasses; c++) {
+        const vm_trace_class_t *k = &t->classes[c];
+        t->class_index[class_slot(t, k->op, k->bytes, k->comm_size)] = (uint32_t)c + 1;
+    }
+    return 0;
+}
+
+uint16_t vm_trace_class(vm_trace_t *t, uint32_t op, uint64_t bytes, uint32_t comm_size)
+{
+    if (op == 0 || t->failed)
+        return 0;
+    if (2 * t->nclasses >= t->index_cap && grow_index(t)) {
+        t->failed = 1;
+        return 0;
+    }
+    size_t slot = class_slot(t, op, bytes, comm_size);
+    if (t->class_index[slot])
+        return (uint16_t)(t->class_index[slot] - 1);
+    if (t->nclasses > VM_TRACE_MAX_CLASSES - 1) {
+        t->failed = 1;
+        return 0;
+    }
+    if (t->nclasses == t->classes_cap) {
+        size_t cap = t->classes_cap * 2;
+        vm_trace_class_t *v = realloc(t->classes, cap * sizeof *v);
+        if (!v) {
+            t->failed = 1;
+            return 0;
+        }
+        t->classes = v;
+        t->classes_cap = cap;
+    }
+    t->classes[t->nclasses] = (vm_trace_class_t){op, bytes, comm_size};
+    t->class_index[slot] = (uint32_t)t->nclasses + 1;
+    return (uint16_t)t->nclasses++;
+}
+
+/** Append a post, probe, improbe or arrival with its fields. */
+static vm_trace_op_t *push_match(vm_trace_t *t, vm_trace_kind_t kind, uint32_t ctx, int32_t src,
+                                 int32_t tag, uint16_t cls)
+{
+    vm_trace_op_t *o = push_op(t, kind);
+    if (o) {
+        o->ctx = ctx;
+        o->src = src;
+        o->tag = tag;
+        o->cls = cls;
+    }
+    return o;
+}
+
+uint32_t vm_trace_post(vm_trace_t *t, uint32_t ctx, int32_t src, int32_t tag, uint16_t cls)
+{
+    vm_trace_op_t *o = push_match(t, VM_TRACE_POST, ctx, src, tag, cls);
+    if (!o)
+        return 0;
+    o->id = t->nreq++;
+    return o->id;
+}
+
+uint32_t vm_trace_arrive(vm_trace_t *t, uint32_t ctx, int32_t src, int32_t tag, uint16_t cls)
+{
+    vm_trace_op_t *o = push_match(t, VM_TRACE_ARRIVE, ctx, src, tag, cls);
+    if (!o)
+        return 0;
+    o->id = t->nmsg++;
+    return o->id;
+}
+
+void vm_trace_probe(vm_trace_t *t, uint32_t ctx, int32_t src, int32_t tag, uint16_t cls,
+                    int remove)
+{
+    push_match(t, remove ? VM_TRACE_IMPROBE : VM_TRACE_PROBE, ctx, src, tag, cls);
+}
+
+void vm_trace_cancel(vm_trace_t *t, uint32_t req)
+{
+    vm_trace_op_t *o = push_op(t, VM_TRACE_CANCEL);
+    if (o)
+        o->id = req;
+}
+
+void vm_trace_remove(vm_trace_t *t, uint32_t msg)
+{
+    vm_trace_op_t *o = push_op(t, VM_TRACE_REMOVE);
+    if (o)
+        o->id = msg;
+}
+
+/** snprintf into err (when there is room); returns VMATCH_EINVAL. */
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return VMATCH_EINVAL;
+}
+
+int vm_trace_check(const vm_trace_t *t, char *err, size_t errlen)
+{
+    uint32_t nreq = 0, nmsg = 0;
+    if (t->failed)
+        return fail(err, errlen, "the trace ran out of memory while it was built");
+    for (size_t i = 0; i < t->n; i++) {
+        const vm_trace_op_t *o = &t->ops[i];
+        const char *k = vm_trace_kind_name((vm_trace_kind_t)o->kind);
+        switch (o->kind) {
+        case VM_TRACE_POST:
+        case VM_TRACE_ARRIVE:
+        case VM_TRACE_PROBE:
+        case VM_TRACE_IMPROBE:
+            if (o->cls >= t->nclasses)
+                return fail(err, errlen, "operation %zu (%s): class %u out of range", i, k,
+                            o->cls);
+            if (o->src < VM_TRACE_ANY || o->tag < VM_TRACE_ANY)
+                return fail(err, errlen, "operation %zu (%s): negative source or tag", i, k);
+            if (o->kind == VM_TRACE_ARRIVE && (o->src < 0 || o->tag < 0))
+                return fail(err, errlen, "operation %zu (arrive): a message has no wildcard",
+                            i);
+            if (t->nprocs && o->src >= 0 && (uint32_t)o->src >= t->nprocs)
+                return fail(err, errlen, "operation %zu (%s): source %d is not below nprocs %u",
+                            i, k, o->src, t->nprocs);
+            if (o->kind == VM_TRACE_POST && o->id != nreq++)
+                return fail(err, errlen, "operation %zu (post): request id %u, expected %u", i,
+                            o->id, nreq - 1);
+            if (o->kind == VM_TRACE_ARRIVE && o->id != nmsg++)
+                return fail(err, errlen, "operation %zu (arrive): message id %u, expected %u",
+                            i, o->id, nmsg - 1);
+            break;
+        case VM_TRACE_CANCEL:
+            if (o->id >= nreq)
+                return fail(err, errlen, "operation %zu (cancel): request %u was not posted", i,
+                            o->id);
+            break;
+        case VM_TRACE_REMOVE:
+            if (o->id >= nmsg)
+                return fail(err, errlen, "operation %zu (remove): message %u did not arrive", i,
+                            o->id);
+            break;
+        default:
+            return fail(err, errlen, "operation %zu: unknown kind %u", i, o->kind);
+        }
+    }
+    if (nreq != t->nreq || nmsg != t->nmsg)
+        return fail(err, errlen,
+                    "the trace counts %u requests and %u messages, but holds %u "
+                    "and %u",
+                    t->nreq, t->nmsg, nreq, nmsg);
+    return 0;
+}
+
+/* ---- the reader ---- */
+
+/* A token of a line: a pointer into the text and a length. */
+typedef struct tok {
+    const char *p;
+    size_t n;
+} tok_t;
+
+#define MAX_TOKS 8 /* the longest line has 6 fields; more are reported as extra */
+
+typedef struct reader {
+    vm_trace_t *t;
+    const char *name;
+    size_t line;
+    char *err;
+    size_t errlen;
+    int have_header;
+} reader_t;
+
+/** Report a malformed line: "NAME:LINE: message"; returns VMATCH_EINVAL. */
+static int bad(reader_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(reader_t *r, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail(r->err, r->errlen, "%s:%zu: %s", r->name, r->line, msg);
+}
+
+/** A token for messages: quoted and cut to 40 characters, or "the end of the line". */
+static const char *show(const tok_t *k, char *buf, size_t len)
+{
+    if (!k || !k->p)
+        return "the end of the line";
+    int n = k->n > 40 ? 40 : (int)k->n;
+    snprintf(buf, len, "'%.*s%s'", n, k->p, k->n > 40 ? "..." : "");
+    return buf;
+}
+
+static int tok_is(const tok_t *k, const char *s)
+{
+    return k->p && strlen(s) == k->n && memcmp(k->p, s, k->n) == 0;
+}
+
+/** Parse a decimal number from 0 to max; returns 0 on success. */
+static int parse_num(const tok_t *k, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!k->p || k->n == 0)
+        return -1;
+    for (size_t i = 0; i < k->n; i++) {
+        unsigned d = (unsigned)(k->p[i] - '0');
+        if (d > 9 || v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/** A numbered field: `what` names it in messages.  Returns 0 or VMATCH_EINVAL. */
+static int field_num(reader_t *r, const tok_t *k, const char *what, uint64_t min, uint64_t max,
+                     uint64_t *out)
+{
+    char b[64];
+    if (parse_num(k, max, out) < 0 || *out < min)
+        return bad(r, "expected %s (a number from %" PRIu64 " to %" PRIu64 "), got %s", what,
+                   min, max, show(k, b, sizeof b));
+    return 0;
+}
+
+/** A source or tag: a number, or '*' when wildcards are allowed. */
+static int field_wild(reader_t *r, const tok_t *k, const char *what, int wild_ok, int32_t *out)
+{
+    char b[64];
+    uint64_t v;
+    if (tok_is(k, "*")) {
+        if (!wild_ok)
+            return bad(r, "a message has a definite %s: '*' is only for receives and probes",
+                       what);
+        *out = VM_TRACE_ANY;
+        return 0;
+    }
+    if (parse_num(k, VM_TRACE_MAX_FIELD, &v) < 0)
+        return bad(r, "expected %s (a number from 0 to %d%s), got %s", what, VM_TRACE_MAX_FIELD,
+                   wild_ok ? ", or '*' for any" : "", show(k, b, sizeof b));
+    *out = (int32_t)v;
+    return 0;
+}
+
+/** A class: "p2p" or OP/BYTES/SIZE. */
+static int field_class(reader_t *r, const tok_t *k, uint16_t *out)
+{
+    char b[64];
+    if (tok_is(k, "p2p")) {
+        *out = 0;
+        return 0;
+    }
+    const char *s1 = k->p ? memchr(k->p, '/', k->n) : NULL;
+    const char *s2 = s1 ? memchr(s1 + 1, '/', (size_t)(k->p + k->n - s1 - 1)) : NULL;
+    if (!s2)
+        return bad(r,
+                   "expected a class ('p2p', or OP/BYTES/SIZE such as allreduce/8/64), got %s",
+                   show(k, b, sizeof b));
+    tok_t op = {k->p, (size_t)(s1 - k->p)}, bytes = {s1 + 1, (size_t)(s2 - s1 - 1)},
+          size = {s2 + 1, (size_t)(k->p + k->n - s2 - 1)};
+    uint64_t vop = 0, vbytes, vsize;
+    for (uint32_t i = 1; i < NOP_NAMES && !vop; i++)
+        if (tok_is(&op, op_names[i]))
+            vop = i;
+    if (!vop && (parse_num(&op, UINT32_MAX, &vop) < 0 || vop == 0))
+        return bad(r,
+                   "unknown collective operation %s in the class (a number >= 1 or one of "
+                   "barrier bcast gather scatter allgather reduce allreduce reduce_scatter "
+                   "alltoall scan)",
+                   show(&op, b, sizeof b));
+    if (parse_num(&bytes, UINT64_MAX, &vbytes) < 0)
+        return bad(r, "expected the message bytes of the class (a number), got %s",
+                   show(&bytes, b, sizeof b));
+    if (parse_num(&size, UINT32_MAX, &vsize) < 0 || vsize == 0)
+        return bad(r, "expected the communicator size of the class (a number from 1), got %s",
+                   show(&size, b, sizeof b));
+    uint16_t c = vm_trace_class(r->t, (uint32_t)vop, vbytes, (uint32_t)vsize);
+    if (r->t->failed)
+        return r->t->nclasses > VM_TRACE_MAX_CLASSES - 1
+                   ? bad(r, "more than %d classes in one trace", VM_TRACE_MAX_CLASSES - 1)
+                   : VMATCH_ENOMEM;
+    *out = c;
+    return 0;
+}
+
+/** No fields after the last one. */
+static int no_more(reader_t *r, const tok_t *k, size_t ntok, size_t used)
+{
+    char b[64];
+    if (ntok > used)
+        return bad(r, "unexpected extra field %s at the end of the line",
+                   show(&k[used], b, sizeof b));
+    return 0;
+}
+
+/** Parse one operation line (toks[0] is the keyword). */
+static int parse_op(reader_t *r, const tok_t *k, size_t ntok)
+{
+    static const tok_t none = {NULL, 0};
+#define TOK(i) ((i) < ntok ? &k[i] : &none)
+    vm_trace_t *t = r->t;
+    char b[64];
+    int kind = -1, rc;
+    for (int i = 0; i < VM_TRACE_NKINDS; i++)
+        if (tok_is(&k[0], kind_names[i]))
+            kind = i;
+    if (tok_is(&k[0], "nprocs")) {
+        uint64_t v;
+        if (t->n)
+            return bad(r, "nprocs must come before the first operation");
+        if (t->nprocs)
+            return bad(r, "nprocs is given twice");
+        if ((rc = field_num(r, TOK(1), "the number of processes", 1, VM_TRACE_MAX_FIELD, &v)))
+            return rc;
+        t->nprocs = (uint32_t)v;
+        return no_more(r, k, ntok, 2);
+    }
+    if (tok_is(&k[0], "vmatch-trace"))
+        return bad(r, "the header 'vmatch-trace 1' may appear only once, on the first line");
+    if (kind < 0)
+        return bad(r,
+                   "unknown operation %s (expected post, arrive, probe, improbe, cancel, "
+                   "remove or nprocs)",
+                   show(&k[0], b, sizeof b));
+
+    if (kind == VM_TRACE_CANCEL || kind == VM_TRACE_REMOVE) {
+        uint64_t id;
+        int is_cancel = kind == VM_TRACE_CANCEL;
+        uint32_t have = is_cancel ? t->nreq : t->nmsg;
+        if ((rc = field_num(r, TOK(1), is_cancel ? "a request id" : "a message id", 0,
+                            VM_TRACE_MAX_FIELD, &id)))
+            return rc;
+        if (id >= have)
+            return bad(r, "%s names %s %" PRIu64 ", but only %u %s so far", kind_names[kind],
+                       is_cancel ? "request" : "message", id, have,
+                       is_cancel ? "were posted" : "arrived");
+        if ((rc = no_more(r, k, ntok, 2)))
+            return rc;
+        if (is_cancel)
+            vm_trace_cancel(t, (uint32_t)id);
+        else
+            vm_trace_remove(t, (uint32_t)id);
+        return t->failed ? VMATCH_ENOMEM : 0;
+    }
+
+    /* post / arrive carry an id first; all four then ctx src tag class. */
+    size_t f = 1;
+    uint64_t id = 0, ctx;
+    if (kind == VM_TRACE_POST || kind == VM_TRACE_ARRIVE) {
+        int is_post = kind == VM_TRACE_POST;
+        uint32_t next = is_post ? t->nreq : t->nmsg;
+        if ((rc = field_num(r, TOK(1), is_post ? "a request id" : "a message id", 0,
+                            VM_TRACE_MAX_FIELD - 1, &id)))
+            return rc;
+        if (id != next)
+            return bad(r,
+                       "%s id %" PRIu64 " out of order: %ss are numbered from 0 in the order "
+                       "they appear, so this one is %u",
+                       is_post ? "request" : "message", id, is_post ? "request" : "message",
+                       next);
+        f = 2;
+    }
+    int32_t src = 0, tag = 0;
+    uint16_t cls = 0;
+    int wild_ok = kind != VM_TRACE_ARRIVE;
+    if ((rc = field_num(r, TOK(f), "a context id", 0, UINT32_MAX, &ctx)) ||
+        (rc = field_wild(r, TOK(f + 1), "source", wild_ok, &src)) ||
+        (rc = field_wild(r, TOK(f + 2), "tag", wild_ok, &tag)) ||
+        (rc = field_class(r, TOK(f + 3), &cls)) || (rc = no_more(r, k, ntok, f + 4)))
+        return rc;
+    if (t->nprocs && src >= 0 && (uint32_t)src >= t->nprocs)
+        return bad(r, "source %d is not below nprocs %u", src, t->nprocs);
+    switch (kind) {
+    case VM_TRACE_POST:
+        vm_trace_post(t, (uint32_t)ctx, src, tag, cls);
+        break;
+    case VM_TRACE_ARRIVE:
+        vm_trace_arrive(t, (uint32_t)ctx, src, tag, cls);
+        break;
+    default:
+        vm_trace_probe(t, (uint32_t)ctx, src, tag, cls, kind == VM_TRACE_IMPROBE);
+        break;
+    }
+    return t->failed ? VMATCH_ENOMEM : 0;
+#undef TOK
+}
+
+/** Split a line into tokens at blanks, up to a '#'.  Returns the token count (at most
+ * MAX_TOKS; further tokens are counted as one extra). */
+static size_t split(const char *p, const char *end, tok_t *k)
+{
+    size_t n = 0;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+            p++;
+        if (p == end || *p == '#')
+            break;
+        const char *s = p;
+        while (p < end && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
+            p++;
+        if (n < MAX_TOKS)
+            k[n] = (tok_t){s, (size_t)(p - s)};
+        n++;
+    }
+    return n < MAX_TOKS ? n : MAX_TOKS;
+}
+
+int vm_trace_parse(vm_trace_t *t, const char *text, size_t len, const char *name, char *err,
+                   size_t errlen)
+{
+    reader_t r = {t, name ? name : "trace", 0, err, errlen, 0};
+    const char *p = text, *end = text + len;
+    char b[64];
+    if (err && errlen)
+        err[0] = 0;
+    if (t->failed)
+        return VMATCH_ENOMEM;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        tok_t k[MAX_TOKS];
+        r.line++;
+        if (memchr(p, '\0', (size_t)(eol - p)))
+            return bad(&r, "a NUL byte: this is not a text trace");
+        size_t n = split(p, eol, k);
+        p = nl ? nl + 1 : end;
+        if (n == 0)
+            continue;
+        if (!r.have_header) {
+            if (!tok_is(&k[0], "vmatch-trace"))
+                return bad(&r, "expected the header 'vmatch-trace 1', got %s",
+                           show(&k[0], b, sizeof b));
+            if (n < 2 || !tok_is(&k[1], "1"))
+                return bad(&r, "unsupported trace version %s (this reader knows version 1)",
+                           show(n < 2 ? NULL : &k[1], b, sizeof b));
+            if (n > 2)
+                return bad(&r, "unexpected extra field %s after the header",
+                           show(&k[2], b, sizeof b));
+            r.have_header = 1;
+            continue;
+        }
+        int rc = parse_op(&r, k, n);
+        if (rc)
+            return rc;
+    }
+    if (!r.have_header) {
+        r.line = r.line ? r.line : 1;
+        return bad(&r, "expected the header 'vmatch-trace 1', got the end of the file (an "
+                       "empty trace is the header alone)");
+    }
+    return 0;
+}
+
+int vm_trace_load(vm_trace_t *t, const char *path, char *err, size_t errlen)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return VMATCH_EIO;
+    }
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (!buf) {
+        rc = VMATCH_ENOMEM;
+        if (err && errlen)
+            snprintf(err, errlen, "%s: out of memory reading the trace", path);
+    } else if (ferror(f)) {
+        rc = VMATCH_EIO;
+        if (err && errlen)
+            snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+    }
+    if (!is_stdin)
+        fclose(f);
+    if (rc == 0)
+        rc = vm_trace_parse(t, buf, len, is_stdin ? "<stdin>" : path, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/** Write a source or tag field. */
+static void put_field(FILE *f, int32_t v)
+{
+    if (v == VM_TRACE_ANY)
+        fputs(" *", f);
+    else
+        fprintf(f, " %d", v);
+}
+
+int vm_trace_write(const vm_trace_t *t, FILE *f, const char *comment)
+{
+    fputs("vmatch-trace 1\n", f);
+    if (comment && *comment)
+        fprintf(f, "# %s\n", comment);
+    if (t->nprocs)
+        fprintf(f, "nprocs %u\n", t->nprocs);
+    for (size_t i = 0; i < t->n; i++) {
+        const vm_trace_op_t *o = &t->ops[i];
+        fputs(kind_names[o->kind], f);
+        switch (o->kind) {
+        case VM_TRACE_CANCEL:
+        case VM_TRACE_REMOVE:
+            fprintf(f, " %u\n", o->id);
+            continue;
+        case VM_TRACE_POST:
+        case VM_TRACE_ARRIVE:
+            fprintf(f, " %u", o->id);
+            break;
+        default:
+            break;
+        }
+        fprintf(f, " %u", o->ctx);
+        put_field(f, o->src);
+        put_field(f, o->tag);
+        if (o->cls == 0) {
+            fputs(" p2p\n", f);
+        } else {
+            const vm_trace_class_t *c = &t->classes[o->cls];
+            const char *name = vm_trace_op_name(c->op);
+            if (name)
+                fprintf(f, " %s/%" PRIu64 "/%u\n", name, c->bytes, c->comm_size);
+            else
+                fprintf(f, " %u/%" PRIu64 "/%u\n", c->op, c->bytes, c->comm_size);
+        }
+    }
+    return ferror(f) ? VMATCH_EIO : 0;
+}
+
+int vm_trace_save(const vm_trace_t *t, const char *path, const char *comment, char *err,
+                  size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return VMATCH_EIO;
+    }
+    int rc = vm_trace_write(t, f, comment);
+    if (fclose(f) != 0 || rc) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
+        return VMATCH_EIO;
+    }
+    return 0;
+}
