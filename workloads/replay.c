@@ -17,6 +17,13 @@ uint64_t vm_wl_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t vm_wl_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- vmatch as a backend ---- */
 
 static uint32_t vmb_class(void *self, uint32_t op, uint64_t bytes, uint32_t comm_size)

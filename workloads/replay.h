@@ -107,8 +107,11 @@ int vm_wl_run_measured(const vm_wl_prep_t *p, const vm_wl_backend_t *b, uint32_t
 /* Index of the first operation whose outcomes differ, or n when they agree. */
 size_t vm_wl_first_difference(const uint32_t *a, const uint32_t *b, size_t n);
 
-/* Monotonic clock in nanoseconds, for timing replays. */
+/* Monotonic clock in nanoseconds (wall time). */
 uint64_t vm_wl_now_ns(void);
+/* CPU time of the calling thread in nanoseconds: for timing replays, so that time the thread
+ * spends descheduled on a busy machine is not counted. */
+uint64_t vm_wl_cpu_ns(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,1017 @@
+// vmatch_report.cc -- the workload report of scripts/bench: every generated workload replayed
+// on every library engine and every baseline, time per operation as a ratio to the
+// MPICH-style baseline, bytes per queued entry, raw results as JSON and a plot.
+//
+//   vmatch_report [--full] [--out DIR] [--reps N] [--only TEXT] [--engines L1,L2,...]
+//   vmatch_report --machine | --list
+//
+// Method.  Each workload is generated once (workloads/gen.h) and replayed first on the
+// reference model (tests/ref.c) to get the correct outcome of every operation.  Each engine
+// then makes an untimed pass that records its outcomes (they must equal the reference's,
+// or its cells say WRONG) and samples its memory at the peak.  The timed repetitions follow:
+// in each repetition the engines run in a fresh random order, each on a new instance, the
+// same replay loop for all (workloads/replay.c), repeated until at least --min-ms have been
+// timed.  Cells are medians over the repetitions; the ratio to mpich is taken within each
+// repetition, so a noisy moment slows both sides, and the spread is the interquartile range
+// of those per-repetition ratios.  A sweep of the hot-spot gather over P gives the plot.
+#include "baseline.h"
+#include "gen.h"
+#include "replay.h"
+#include "trace.h"
+#include "vmatch.h"
+
+extern "C" {
+#include "ref.h"
+}
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <vector>
+
+namespace
+{
+
+// ---- the suite ----
+
+struct Workload {
+    const char *name; // row label
+    const char *spec; // generator spec
+};
+
+// Moderate sizes: the whole default report takes a couple of minutes on two cores.
+const Workload kSuite[] = {
+    {"gather P=1024 m=4 reverse", "gather P=1024 m=4 order=reverse interleave=0"},
+    {"gather P=1024 m=4 random", "gather P=1024 m=4 order=random early=25"},
+    {"gather P=1024 m=4 rr", "gather P=1024 m=4 order=rr early=50"},
+    {"neighbours 26 x2", "neighbours P=512 k=26 msgs=2 steps=200"},
+    {"neighbours 6 random x4", "neighbours P=512 k=6 topo=random msgs=4 steps=400"},
+    {"master/worker", "master P=256 tasks=20000 depth=32"},
+    {"gather-linear", "gather-linear P=256 calls=40"},
+    {"gather-binomial", "gather-binomial P=256 calls=1000"},
+    {"bcast-binomial", "bcast-binomial P=256 calls=4000"},
+    {"bcast-pipeline", "bcast-pipeline P=64 bytes=1048576 calls=40"},
+    {"allreduce-rd P=200", "allreduce-rd P=200 calls=1000"},
+    {"allreduce-ring", "allreduce-ring P=64 calls=80"},
+    {"allreduce-rab", "allreduce-rab P=256 calls=500"},
+    {"allreduce-rm k=7", "allreduce-rm P=256 k=7 calls=500 skew=200"},
+    {"allgather-bruck", "allgather-bruck P=256 calls=1000"},
+    {"allgather-ring", "allgather-ring P=256 calls=40"},
+    {"alltoall-linear", "alltoall-linear P=256 calls=40"},
+    {"alltoall-pairwise", "alltoall-pairwise P=256 calls=40"},
+    {"barrier-flat", "barrier-flat P=256 calls=40"},
+    {"mixed", "mixed P=512 k=26 steps=200"},
+};
+
+// --full: the large sizes (list designs take seconds per replay here).
+const Workload kFullSuite[] = {
+    {"gather P=4096 m=16 reverse", "gather P=4096 m=16 order=reverse interleave=0"},
+    {"gather P=4096 m=16 random", "gather P=4096 m=16 order=random early=25"},
+    {"gather P=1024 m=100 rr", "gather P=1024 m=100 order=rr early=50"},
+    {"neighbours 26 x4", "neighbours P=4096 k=26 msgs=4 steps=1000"},
+    {"neighbours 26 random x8", "neighbours P=4096 k=26 topo=random msgs=8 steps=500"},
+    {"master/worker", "master P=4096 tasks=200000 depth=256"},
+    {"gather-linear", "gather-linear P=4096 calls=20"},
+    {"gather-binomial", "gather-binomial P=4096 calls=2000"},
+    {"bcast-binomial", "bcast-binomial P=4096 calls=20000"},
+    {"bcast-pipeline", "bcast-pipeline P=1024 bytes=16777216 calls=20"},
+    {"allreduce-rd P=4000", "allreduce-rd P=4000 calls=2000"},
+    {"allreduce-ring", "allreduce-ring P=1024 calls=40"},
+    {"allreduce-rab", "allreduce-rab P=4096 calls=1000"},
+    {"allreduce-rm k=8", "allreduce-rm P=4096 k=8 calls=1000 skew=300"},
+    {"allgather-bruck", "allgather-bruck P=4096 calls=2000"},
+    {"allgather-ring", "allgather-ring P=4096 calls=10"},
+    {"alltoall-linear", "alltoall-linear P=4096 calls=10"},
+    {"alltoall-pairwise", "alltoall-pairwise P=4096 calls=10"},
+    {"barrier-flat", "barrier-flat P=4096 calls=10"},
+    {"mixed", "mixed P=4096 k=26 steps=1000"},
+};
+
+// The plot: hot-spot gathers, receives pre-posted in random order, over P.
+const unsigned kSweepP[] = {4, 16, 64, 256, 1024};
+const unsigned kFullSweepP[] = {4, 16, 64, 256, 1024, 4096};
+
+// Library engines, as data: an engine vmatch_create rejects on this build or machine is left
+// out with a note; one whose resolved spec equals an earlier one's is shown once.
+struct LibSpec {
+    const char *label, *spec;
+};
+const LibSpec kLibSpecs[] = {
+    {"ll", "policy=single storage=ll"},
+    {"lla", "policy=single storage=lla"},
+    {"llv", "policy=single storage=llv"},
+    {"llv-avx512", "policy=single storage=llv simd=avx512"},
+    {"llv-avx2", "policy=single storage=llv simd=avx2"},
+    {"llv-scalar", "policy=single storage=llv simd=scalar"},
+};
+
+const char *const kYardstick = "mpich";
+
+// ---- engines ----
+
+struct Engine {
+    std::string label, spec, resolved, note;
+    const vmb::BaselineInfo *base = nullptr; // a baseline, else a vmatch spec
+};
+
+// One live instance of an engine, with its replay backend.
+struct Instance {
+    vm_wl_backend_t b{};
+    vmatch_engine_t *e = nullptr;
+    std::unique_ptr<vmb::Baseline> bl;
+    ~Instance() { vmatch_destroy(e); }
+};
+
+vmb::Baseline *bl_of(void *self)
+{
+    return static_cast<vmb::Baseline *>(self);
+}
+int bl_post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
+{
+    return bl_of(self)->post(bits, care, req, msg);
+}
+int bl_arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
+{
+    return bl_of(self)->arrive(bits, msg, req);
+}
+int bl_probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
+{
+    return bl_of(self)->probe(bits, care, remove, msg);
+}
+int bl_cancel(void *self, void *req)
+{
+    return bl_of(self)->cancel(req);
+}
+int bl_remove(void *self, void *msg)
+{
+    return bl_of(self)->remove_unexpected(msg);
+}
+void bl_sample(void *self, vm_wl_sample_t *s)
+{
+    s->inspected = bl_of(self)->inspected();
+    s->bytes = bl_of(self)->bytes();
+    s->queues = bl_of(self)->queues();
+}
+
+// A new instance for trace t, or nullptr with err.
+std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, std::string &err)
+{
+    std::unique_ptr<Instance> in(new Instance());
+    if (en.base) {
+        vmb::Layout l; // the default layout, as the library engines use
+        in->bl = en.base->make(l, t.nprocs);
+        vm_wl_backend_t &b = in->b;
+        b.self = in->bl.get();
+        b.ctx_bits = l.ctx_bits;
+        b.src_bits = l.src_bits;
+        b.tag_bits = l.tag_bits;
+        b.post = bl_post;
+        b.arrive = bl_arrive;
+        b.probe = bl_probe;
+        b.cancel = bl_cancel;
+        b.remove = bl_remove;
+        b.sample = bl_sample;
+        return in;
+    }
+    char spec[1024];
+    int rc = vmatch_create(vm_wl_engine_spec(&t, en.spec.c_str(), spec, sizeof spec), &in->e);
+    if (rc < 0) {
+        err = std::string(vmatch_strerror(rc)) + " (" + vmatch_last_error() + ")";
+        return nullptr;
+    }
+    vm_wl_vmatch_backend(in->e, &in->b);
+    return in;
+}
+
+// The reference model as a backend (for the correct outcomes).
+int ref_b_post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
+{
+    return ref_post(static_cast<ref_model_t *>(self), bits, care, req, msg);
+}
+int ref_b_arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
+{
+    return ref_arrive(static_cast<ref_model_t *>(self), bits, msg, req);
+}
+int ref_b_probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
+{
+    return ref_probe(static_cast<ref_model_t *>(self), bits, care, remove, msg);
+}
+int ref_b_cancel(void *self, void *req)
+{
+    return ref_cancel(static_cast<ref_model_t *>(self), req);
+}
+int ref_b_remove(void *self, void *msg)
+{
+    return ref_remove_unexpected(static_cast<ref_model_t *>(self), msg);
+}
+
+// ---- statistics ----
+
+double quantile(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return NAN;
+    std::sort(v.begin(), v.end());
+    double pos = q * (double)(v.size() - 1);
+    size_t i = (size_t)pos;
+    return i + 1 < v.size() ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
+}
+
+double median(const std::vector<double> &v)
+{
+    return quantile(v, 0.5);
+}
+
+// ---- results ----
+
+struct Cell {
+    std::vector<double> ns; // ns per operation, one per repetition (NaN: not run)
+    vm_wl_measure_t m{};
+    bool wrong = false, ok = false;
+    size_t diff_at = 0;
+    std::string error;
+};
+
+struct Row {
+    std::string name, spec, desc;
+    bool sweep = false;
+    size_t ops = 0;
+    vm_wl_measure_t ref{};
+    double gen_s = 0;
+    std::vector<Cell> cells; // one per engine
+};
+
+struct Options {
+    bool full = false, machine_only = false, list = false;
+    int reps = 0; // 0: the default of the mode
+    double min_ms = 5, budget_s = 20;
+    std::string out, only, engines;
+};
+
+// ---- the machine ----
+
+std::string read_file(const char *path)
+{
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+struct Machine {
+    std::string cpu, kernels, chosen, default_spec, os;
+    long cpus = 0;
+    int numa_nodes = 0;
+    bool virt = false;
+};
+
+Machine probe_machine()
+{
+    Machine m;
+    std::string info = read_file("/proc/cpuinfo");
+    size_t p = info.find("model name");
+    if (p != std::string::npos) {
+        size_t c = info.find(':', p), e = info.find('\n', p);
+        if (c != std::string::npos && c < e)
+            m.cpu = info.substr(c + 2, e - c - 2);
+    }
+    if (m.cpu.empty())
+        m.cpu = "unknown CPU";
+    m.virt = info.find(" hypervisor") != std::string::npos;
+    m.cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int n = 0; n < 4096; n++) {
+        char path[64];
+        snprintf(path, sizeof path, "/sys/devices/system/node/node%d", n);
+        struct stat st;
+        if (stat(path, &st) == 0)
+            m.numa_nodes++;
+        else if (n > 64 && m.numa_nodes)
+            break;
+    }
+    for (const char *k : {"avx512", "avx2", "scalar"})
+        if (vmatch_simd_available(k))
+            m.kernels += std::string(m.kernels.empty() ? "" : " ") + k;
+    if (m.kernels.empty())
+        m.kernels = "none";
+    vmatch_engine_t *e = nullptr;
+    if (vmatch_create("", &e) == 0) {
+        m.default_spec = vmatch_describe(e);
+        m.chosen = vmatch_kernel(e);
+        vmatch_destroy(e);
+    }
+    // The kernel storage=llv would choose, when the default engine has none (ll, lla).
+    if (m.chosen == "none" && vmatch_create("storage=llv", &e) == 0) {
+        m.chosen = std::string("none (default storage); storage=llv picks ") + vmatch_kernel(e);
+        vmatch_destroy(e);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        m.os = std::string(u.sysname) + " " + u.release;
+    return m;
+}
+
+void print_machine(FILE *f, const Machine &m)
+{
+    fprintf(f, "machine: %s, %ld CPUs online, %d NUMA node%s%s\n", m.cpu.c_str(), m.cpus,
+            m.numa_nodes, m.numa_nodes == 1 ? "" : "s", m.virt ? ", virtual machine" : "");
+    fprintf(f, "vector kernels this CPU and build offer: %s; vmatch chose: %s\n",
+            m.kernels.c_str(), m.chosen.empty() ? "?" : m.chosen.c_str());
+    fprintf(f, "default engine: %s\n", m.default_spec.c_str());
+    fprintf(f, "system: %s\n", m.os.c_str());
+}
+
+// ---- running ----
+
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char *f, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+
+class Report
+{
+  public:
+    Report(const Options &o, std::vector<Engine> engines) : o_(o), engines_(std::move(engines))
+    {
+        for (size_t i = 0; i < engines_.size(); i++)
+            if (engines_[i].label == kYardstick)
+                yard_ = i;
+    }
+
+    // Generate, check and time one workload.
+    void run(const std::string &name, const std::string &spec, bool sweep, size_t idx,
+             size_t total)
+    {
+        Row row;
+        row.name = name;
+        row.spec = spec;
+        row.sweep = sweep;
+        row.cells.resize(engines_.size());
+        vm_trace_t t;
+        char err[512], desc[512];
+        vm_trace_init(&t);
+        uint64_t t0 = vm_wl_now_ns();
+        if (vm_wl_generate(spec.c_str(), &t, desc, sizeof desc, err, sizeof err)) {
+            fprintf(stderr, "vmatch_report: %s: %s\n", name.c_str(), err);
+            failed_ = true;
+            return;
+        }
+        row.gen_s = (double)(vm_wl_now_ns() - t0) / 1e9;
+        row.desc = desc;
+        row.ops = t.n;
+        std::vector<uint32_t> want(t.n ? t.n : 1), got(t.n ? t.n : 1);
+        if (!reference(t, want.data(), row.ref, err, sizeof err)) {
+            fprintf(stderr, "vmatch_report: %s: reference: %s\n", name.c_str(), err);
+            failed_ = true;
+            return;
+        }
+        uint64_t w0 = vm_wl_now_ns();
+        // Untimed pass per engine: prepare, check outcomes, sample memory at the peak.
+        std::vector<vm_wl_prep_t> preps(engines_.size());
+        std::vector<bool> prepared(engines_.size(), false);
+        for (size_t i = 0; i < engines_.size(); i++) {
+            Cell &c = row.cells[i];
+            std::string why;
+            std::unique_ptr<Instance> in = make_instance(engines_[i], t, why);
+            if (!in) {
+                c.error = why;
+                continue;
+            }
+            if (vm_wl_prepare(&preps[i], &t, &in->b, err, sizeof err)) {
+                c.error = err;
+                continue;
+            }
+            prepared[i] = true;
+            if (vm_wl_run_measured(&preps[i], &in->b, got.data(), &c.m, err, sizeof err)) {
+                c.error = err;
+                continue;
+            }
+            c.diff_at = vm_wl_first_difference(want.data(), got.data(), t.n);
+            c.wrong = c.diff_at < t.n;
+            c.ok = !c.wrong;
+        }
+        // Timed repetitions, engines in a new random order each time.
+        int reps = o_.reps;
+        std::vector<size_t> order;
+        for (size_t i = 0; i < engines_.size(); i++)
+            if (row.cells[i].ok)
+                order.push_back(i);
+        std::vector<bool> over_budget(engines_.size(), false);
+        bool reusable = row.ref.end_prq == 0 && row.ref.end_umq == 0;
+        for (auto &c : row.cells)
+            c.ns.assign((size_t)reps, NAN);
+        for (int r = 0; r < reps; r++) {
+            std::shuffle(order.begin(), order.end(), rng_);
+            for (size_t i : order) {
+                Cell &c = row.cells[i];
+                if (!c.ok || over_budget[i])
+                    continue;
+                double ns = timed(engines_[i], t, preps[i], reusable, want, got, c);
+                if (ns < 0)
+                    continue;
+                c.ns[(size_t)r] = ns;
+                if (ns * (double)t.n / 1e9 > o_.budget_s)
+                    over_budget[i] = true; // one repetition is all this one gets
+            }
+        }
+        for (size_t i = 0; i < engines_.size(); i++)
+            if (prepared[i])
+                vm_wl_prep_free(&preps[i]);
+        vm_trace_free(&t);
+        double secs = (double)(vm_wl_now_ns() - w0) / 1e9;
+        printf("  [%2zu/%zu] %-28s %8zu ops, longest PRQ %6llu UMQ %6llu, %5.1f s\n", idx,
+               total, name.c_str(), row.ops, (unsigned long long)row.ref.max_prq,
+               (unsigned long long)row.ref.max_umq, secs);
+        fflush(stdout);
+        rows_.push_back(std::move(row));
+    }
+
+    bool failed() const { return failed_; }
+    const std::vector<Row> &rows() const { return rows_; }
+    const std::vector<Engine> &engines() const { return engines_; }
+    size_t yard() const { return yard_; }
+
+  private:
+    // The correct outcomes: the trace on the reference model.
+    static bool reference(const vm_trace_t &t, uint32_t *out, vm_wl_measure_t &m, char *err,
+                          size_t errlen)
+    {
+        ref_model_t ref;
+        ref_init(&ref);
+        vm_wl_backend_t b{};
+        b.self = &ref;
+        b.ctx_bits = 16;
+        b.src_bits = 24;
+        b.tag_bits = 24;
+        b.post = ref_b_post;
+        b.arrive = ref_b_arrive;
+        b.probe = ref_b_probe;
+        b.cancel = ref_b_cancel;
+        b.remove = ref_b_remove;
+        vm_wl_prep_t p;
+        bool ok = vm_wl_prepare(&p, &t, &b, err, errlen) == 0;
+        if (ok) {
+            ok = vm_wl_run(&p, &b, 0, t.n, out, err, errlen) == 0;
+            vm_wl_prep_free(&p);
+        }
+        ref_fini(&ref);
+        if (ok)
+            vm_wl_analyze(&t, out, &m);
+        return ok;
+    }
+
+    // One repetition: replays until min_ms of CPU time are timed; ns per operation.  A trace
+    // that ends with both queues empty is replayed again on the same instance (its state is
+    // as new, its pools warm); any other gets a new instance each time.
+    double timed(const Engine &en, const vm_trace_t &t, vm_wl_prep_t &p, bool reusable,
+                 const std::vector<uint32_t> &want, std::vector<uint32_t> &got, Cell &c)
+    {
+        uint64_t ns = 0, ops = 0;
+        char err[512];
+        std::unique_ptr<Instance> in;
+        do {
+            std::string why;
+            if (!in || !reusable) {
+                in.reset();
+                in = make_instance(en, t, why);
+                if (!in || vm_wl_rebind(&p, &in->b, err, sizeof err)) {
+                    c.error = in ? std::string(err) : why;
+                    c.ok = false;
+                    return -1;
+                }
+            }
+            uint64_t t0 = vm_wl_cpu_ns();
+            int rc = vm_wl_run(&p, &in->b, 0, t.n, got.data(), err, sizeof err);
+            ns += vm_wl_cpu_ns() - t0;
+            ops += t.n;
+            if (rc || vm_wl_first_difference(want.data(), got.data(), t.n) < t.n) {
+                c.error = rc ? err : "outcomes changed between repetitions";
+                c.wrong = rc == 0;
+                c.ok = false;
+                return -1;
+            }
+        } while (t.n && (double)ns < o_.min_ms * 1e6);
+        return ops ? (double)ns / (double)ops : 0;
+    }
+
+    Options o_;
+    std::vector<Engine> engines_;
+    std::vector<Row> rows_;
+    size_t yard_ = (size_t)-1;
+    std::mt19937_64 rng_{20260101};
+    bool failed_ = false;
+};
+
+// ---- output ----
+
+// Ratio of an engine's time to the yardstick's within each repetition.
+std::vector<double> rep_ratios(const Cell &c, const Cell &y)
+{
+    std::vector<double> v;
+    for (size_t r = 0; r < c.ns.size() && r < y.ns.size(); r++)
+        if (!std::isnan(c.ns[r]) && !std::isnan(y.ns[r]) && y.ns[r] > 0)
+            v.push_back(c.ns[r] / y.ns[r]);
+    return v;
+}
+
+double bytes_per_entry(const Cell &c)
+{
+    if (!c.m.max_pending)
+        return NAN;
+    return ((double)c.m.bytes_peak - (double)c.m.bytes_empty) / (double)c.m.max_pending;
+}
+
+// s right-aligned in w columns; UTF-8 continuation bytes (of the ±) take no column.
+std::string pad(const std::string &s, int w)
+{
+    int cols = 0;
+    for (unsigned char ch : s)
+        cols += (ch & 0xc0) != 0x80;
+    return std::string(cols < w ? (size_t)(w - cols) : 0, ' ') + s;
+}
+
+std::string cell_text(const Cell &c, const Cell &y, bool is_yard)
+{
+    if (c.wrong)
+        return "WRONG";
+    if (!c.error.empty() || c.ns.empty())
+        return "error";
+    std::vector<double> ok;
+    for (double x : c.ns)
+        if (!std::isnan(x))
+            ok.push_back(x);
+    if (ok.empty())
+        return "-";
+    if (is_yard)
+        return fmt("%.1fns", median(ok));
+    std::vector<double> r = rep_ratios(c, y);
+    if (r.empty())
+        return "-";
+    double m = median(r), spread = 100 * (quantile(r, 0.75) - quantile(r, 0.25)) / 2 / m;
+    return r.size() > 1 ? fmt("%.2f±%.0f", m, spread) : fmt("%.2f", m);
+}
+
+void print_tables(FILE *f, const Report &rep, const Options &o)
+{
+    const std::vector<Engine> &en = rep.engines();
+    size_t y = rep.yard();
+    const int w = 10, namew = 27;
+    fprintf(f,
+            "\nTime per operation as a ratio to the MPICH-style baseline (%s column: its "
+            "ns per operation).\n",
+            kYardstick);
+    fprintf(f,
+            "Below 1 is faster than %s.  A cell is the median over %d repetitions of the "
+            "ratio measured\nwithin each repetition, ±half its interquartile range in "
+            "percent; WRONG: the engine\nmatched differently from the reference model.\n\n",
+            kYardstick, o.reps);
+    fprintf(f, "%-*s %8s %6s", namew, "workload", "ops", "max q");
+    for (const Engine &e : en)
+        fprintf(f, " %*s", w, e.label.c_str());
+    fprintf(f, "\n");
+    std::vector<std::vector<double>> logs(en.size());
+    for (const Row &row : rep.rows()) {
+        if (row.sweep)
+            continue;
+        fprintf(f, "%-*s %8zu %6llu", namew, row.name.c_str(), row.ops,
+                (unsigned long long)row.ref.max_pending);
+        for (size_t i = 0; i < en.size(); i++) {
+            fprintf(f, " %s", pad(cell_text(row.cells[i], row.cells[y], i == y), w).c_str());
+            std::vector<double> r = rep_ratios(row.cells[i], row.cells[y]);
+            if (!r.empty() && !row.cells[i].wrong)
+                logs[i].push_back(std::log(median(r)));
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "%-*s %8s %6s", namew, "geometric mean", "", "");
+    for (size_t i = 0; i < en.size(); i++) {
+        double s = 0;
+        for (double l : logs[i])
+            s += l;
+        std::string c =
+            i == y || logs[i].empty() ? "1" : fmt("%.2f", std::exp(s / (double)logs[i].size()));
+        fprintf(f, " %*s", w, c.c_str());
+    }
+    fprintf(f, "\n\nBytes held per queued entry at the peak: (bytes at the peak - bytes of the "
+               "empty engine) /\nentries queued then.  Where few entries are queued this is "
+               "the first allocation (vmatch:\na 64 KiB pool slab); baselines count what "
+               "matching adds beyond MPI's request objects\n(see bench/baseline_*.cc).\n\n");
+    fprintf(f, "%-*s %8s %6s", namew, "workload", "", "max q");
+    for (const Engine &e : en)
+        fprintf(f, " %*s", w, e.label.c_str());
+    fprintf(f, "\n");
+    for (const Row &row : rep.rows()) {
+        if (row.sweep)
+            continue;
+        fprintf(f, "%-*s %8s %6llu", namew, row.name.c_str(), "",
+                (unsigned long long)row.ref.max_pending);
+        for (size_t i = 0; i < en.size(); i++) {
+            double b = bytes_per_entry(row.cells[i]);
+            std::string c = row.cells[i].ok && !std::isnan(b) ? fmt("%.1f", b) : "-";
+            fprintf(f, " %*s", w, c.c_str());
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nengines:\n");
+    for (const Engine &e : en)
+        fprintf(f, "  %-11s %s\n", e.label.c_str(),
+                e.base ? e.base->models : e.resolved.c_str());
+    for (const Row &row : rep.rows())
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = row.cells[i];
+            if (c.wrong)
+                fprintf(f, "WRONG: %s on %s: first differs at operation %zu%s%s\n",
+                        en[i].label.c_str(), row.name.c_str(), c.diff_at,
+                        c.error.empty() ? "" : ": ", c.error.c_str());
+            else if (!c.error.empty())
+                fprintf(f, "error: %s on %s: %s\n", en[i].label.c_str(), row.name.c_str(),
+                        c.error.c_str());
+        }
+}
+
+std::string json_str(const std::string &s)
+{
+    std::string o = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\')
+            o += '\\', o += ch;
+        else if ((unsigned char)ch < 0x20)
+            o += fmt("\\u%04x", ch);
+        else
+            o += ch;
+    }
+    return o + "\"";
+}
+
+std::string json_num(double x)
+{
+    return std::isnan(x) || std::isinf(x) ? "null" : fmt("%.6g", x);
+}
+
+bool write_json(const std::string &path, const Report &rep, const Machine &m, const Options &o,
+                const std::vector<std::string> &notes)
+{
+    FILE *f = fopen(path.c_str(), "w");
+    if (!f)
+        return false;
+    const std::vector<Engine> &en = rep.engines();
+    fprintf(f,
+            "{\n  \"machine\": {\"cpu\": %s, \"cpus\": %ld, \"numa_nodes\": %d, "
+            "\"virtual\": %s, \"kernels\": %s, \"chosen\": %s, \"default_spec\": %s, "
+            "\"system\": %s},\n",
+            json_str(m.cpu).c_str(), m.cpus, m.numa_nodes, m.virt ? "true" : "false",
+            json_str(m.kernels).c_str(), json_str(m.chosen).c_str(),
+            json_str(m.default_spec).c_str(), json_str(m.os).c_str());
+    fprintf(f, "  \"mode\": %s, \"repetitions\": %d, \"min_ms\": %g, \"yardstick\": %s,\n",
+            o.full ? "\"full\"" : "\"default\"", o.reps, o.min_ms,
+            json_str(kYardstick).c_str());
+    fprintf(f, "  \"notes\": [");
+    for (size_t i = 0; i < notes.size(); i++)
+        fprintf(f, "%s%s", i ? ", " : "", json_str(notes[i]).c_str());
+    fprintf(f, "],\n  \"engines\": [\n");
+    for (size_t i = 0; i < en.size(); i++)
+        fprintf(f, "    {\"label\": %s, \"kind\": %s, \"spec\": %s, \"resolved\": %s}%s\n",
+                json_str(en[i].label).c_str(), en[i].base ? "\"baseline\"" : "\"vmatch\"",
+                json_str(en[i].base ? en[i].base->models : en[i].spec).c_str(),
+                json_str(en[i].resolved).c_str(), i + 1 < en.size() ? "," : "");
+    fprintf(f, "  ],\n  \"workloads\": [\n");
+    const std::vector<Row> &rows = rep.rows();
+    for (size_t w = 0; w < rows.size(); w++) {
+        const Row &r = rows[w];
+        fprintf(f,
+                "    {\"name\": %s, \"spec\": %s, \"sweep\": %s, \"ops\": %zu, "
+                "\"searches\": %llu, \"max_prq\": %llu, \"max_umq\": %llu, \"max_pending\": "
+                "%llu, \"mean_search_len\": %s, \"results\": {\n",
+                json_str(r.name).c_str(), json_str(r.desc).c_str(), r.sweep ? "true" : "false",
+                r.ops, (unsigned long long)r.ref.searches, (unsigned long long)r.ref.max_prq,
+                (unsigned long long)r.ref.max_umq, (unsigned long long)r.ref.max_pending,
+                json_num(r.ref.mean_search_len).c_str());
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = r.cells[i];
+            std::string ns = "[";
+            for (size_t k = 0; k < c.ns.size(); k++)
+                ns += (k ? ", " : "") + json_num(c.ns[k]);
+            ns += "]";
+            std::vector<double> rr = rep_ratios(c, r.cells[rep.yard()]);
+            fprintf(f,
+                    "      %s: {\"ok\": %s, \"wrong\": %s, \"error\": %s, \"ns_per_op\": %s, "
+                    "\"ratio_median\": %s, \"ratio_q1\": %s, \"ratio_q3\": %s, "
+                    "\"inspected_per_search\": %s, \"bytes_empty\": %llu, \"bytes_peak\": "
+                    "%llu, \"queues_peak\": %llu, \"bytes_per_entry\": %s}%s\n",
+                    json_str(en[i].label).c_str(), c.ok ? "true" : "false",
+                    c.wrong ? "true" : "false", json_str(c.error).c_str(), ns.c_str(),
+                    json_num(median(rr)).c_str(), json_num(quantile(rr, 0.25)).c_str(),
+                    json_num(quantile(rr, 0.75)).c_str(),
+                    json_num(c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN)
+                        .c_str(),
+                    (unsigned long long)c.m.bytes_empty, (unsigned long long)c.m.bytes_peak,
+                    (unsigned long long)c.m.queues_peak, json_num(bytes_per_entry(c)).c_str(),
+                    i + 1 < en.size() ? "," : "");
+        }
+        fprintf(f, "    }}%s\n", w + 1 < rows.size() ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    return fclose(f) == 0;
+}
+
+// The plot: data (one column per engine) and a gnuplot script writing plot.png.  Library
+// engines are solid lines, baselines dashed; every engine has its own colour.
+bool write_plot(const std::string &dir, const Report &rep, const Machine &m)
+{
+    static const char *const colours[] = {"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e",
+                                          "#9467bd", "#000000", "#8c564b", "#e377c2",
+                                          "#17becf", "#7f7f7f", "#bcbd22", "#393b79"};
+    const size_t ncol = sizeof colours / sizeof *colours;
+    const std::vector<Engine> &en = rep.engines();
+    FILE *d = fopen((dir + "/plot.dat").c_str(), "w");
+    if (!d)
+        return false;
+    fprintf(d, "# hot-spot gather, P-1 peers x 4 messages, receives pre-posted in random "
+               "order:\n# entries queued at the peak, then ns per operation of each engine\n"
+               "# queued");
+    for (const Engine &e : en)
+        fprintf(d, " %s", e.label.c_str());
+    fprintf(d, "\n");
+    for (const Row &r : rep.rows()) {
+        if (!r.sweep)
+            continue;
+        fprintf(d, "%llu", (unsigned long long)r.ref.max_pending);
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = r.cells[i];
+            std::vector<double> ok;
+            for (double x : c.ns)
+                if (!std::isnan(x))
+                    ok.push_back(x);
+            fprintf(d, " %s", c.ok && !ok.empty() ? fmt("%.3f", median(ok)).c_str() : "NaN");
+        }
+        fprintf(d, "\n");
+    }
+    fclose(d);
+    FILE *g = fopen((dir + "/plot.gp").c_str(), "w");
+    if (!g)
+        return false;
+    fprintf(g,
+            "# gnuplot plot.gp (in this folder) writes plot.png\n"
+            "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+            "  set terminal pngcairo size 1200,760 font 'Sans,11'\n"
+            "} else {\n"
+            "  set terminal png size 1200,760\n"
+            "}\n"
+            "set output 'plot.png'\n"
+            "set title \"Hot-spot gather (FDS pattern), receives pre-posted in random "
+            "order: time per operation against queue length\\n%s\"\n"
+            "set xlabel 'entries queued (P-1 peers x 4 messages)'\n"
+            "set ylabel 'ns per operation (median of the repetitions)'\n"
+            "set logscale xy\n"
+            "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
+            "set key top left box opaque title 'solid: vmatch, dashed: baselines'\n"
+            "set datafile missing 'NaN'\n",
+            m.cpu.c_str());
+    fprintf(g, "plot ");
+    for (size_t i = 0; i < en.size(); i++)
+        fprintf(g,
+                "%s'plot.dat' using 1:%zu with linespoints title '%s' lw 2 pt %zu lc rgb '%s' "
+                "dt %d",
+                i ? ", \\\n     " : "", i + 2, en[i].label.c_str(), (i % 12) + 1,
+                colours[i % ncol], en[i].base ? 2 : 1);
+    fprintf(g, "\n");
+    return fclose(g) == 0;
+}
+
+// ---- setup ----
+
+void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vmatch_report [--full] [--out DIR] [--reps N] [--min-ms MS] [--budget S]\n"
+            "                     [--only TEXT] [--engines L1,L2,...]\n"
+            "       vmatch_report --machine | --list\n"
+            "  --full        the large sizes (slow: list designs take seconds per replay)\n"
+            "  --out DIR     write results.json, table.txt, plot.dat and plot.gp there\n"
+            "  --reps N      timed repetitions (default 7, --full 3)\n"
+            "  --min-ms MS   time at least MS per repetition, replaying again (default 5)\n"
+            "  --budget S    an engine whose replay takes longer gets one repetition\n"
+            "  --only TEXT   only the workloads whose name contains TEXT\n"
+            "  --engines L   only these columns (mpich is always kept)\n"
+            "Environment: VMATCH_REPORT_SPECS='label=spec;...' adds library engines.\n");
+}
+
+// The engines: library specs (deduplicated by resolved spec, left out when rejected),
+// extra specs from the environment, then the baselines.
+std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &notes)
+{
+    std::vector<std::pair<std::string, std::string>> specs;
+    for (const LibSpec &l : kLibSpecs)
+        specs.push_back({l.label, l.spec});
+    if (const char *env = getenv("VMATCH_REPORT_SPECS")) {
+        std::stringstream ss(env);
+        std::string item;
+        while (std::getline(ss, item, ';')) {
+            size_t eq = item.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                notes.push_back("VMATCH_REPORT_SPECS: '" + item + "' is not label=spec");
+                continue;
+            }
+            specs.push_back({item.substr(0, eq), item.substr(eq + 1)});
+        }
+    }
+    auto wanted = [&](const std::string &label) {
+        if (o.engines.empty() || label == kYardstick)
+            return true;
+        std::string list = "," + o.engines + ",";
+        return list.find("," + label + ",") != std::string::npos;
+    };
+    std::vector<Engine> out;
+    for (auto &s : specs) {
+        if (!wanted(s.first))
+            continue;
+        vmatch_engine_t *e = nullptr;
+        int rc = vmatch_create(s.second.c_str(), &e);
+        if (rc < 0) {
+            notes.push_back(fmt("%s (\"%s\") left out: %s (%s)", s.first.c_str(),
+                                s.second.c_str(), vmatch_strerror(rc), vmatch_last_error()));
+            continue;
+        }
+        Engine en;
+        en.label = s.first;
+        en.spec = s.second;
+        en.resolved = vmatch_describe(e);
+        vmatch_destroy(e);
+        bool dup = false;
+        for (const Engine &x : out)
+            if (!x.base && x.resolved == en.resolved) {
+                notes.push_back(
+                    fmt("%s is the same engine as %s here", en.label.c_str(), x.label.c_str()));
+                dup = true;
+            }
+        if (!dup)
+            out.push_back(en);
+    }
+    for (const vmb::BaselineInfo &b : vmb::baselines()) {
+        if (!wanted(b.name))
+            continue;
+        Engine en;
+        en.label = b.name;
+        en.base = &b;
+        en.resolved = b.models;
+        out.push_back(en);
+    }
+    return out;
+}
+
+bool make_dir(const std::string &d)
+{
+    if (mkdir(d.c_str(), 0755) == 0 || errno == EEXIST)
+        return true;
+    return false;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Options o;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        bool more = i + 1 < argc;
+        if (a == "--full") {
+            o.full = true;
+        } else if (a == "--machine") {
+            o.machine_only = true;
+        } else if (a == "--list") {
+            o.list = true;
+        } else if (a == "--out" && more) {
+            o.out = argv[++i];
+        } else if (a == "--reps" && more) {
+            o.reps = atoi(argv[++i]);
+        } else if (a == "--min-ms" && more) {
+            o.min_ms = atof(argv[++i]);
+        } else if (a == "--budget" && more) {
+            o.budget_s = atof(argv[++i]);
+        } else if (a == "--only" && more) {
+            o.only = argv[++i];
+        } else if (a == "--engines" && more) {
+            o.engines = argv[++i];
+        } else if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "vmatch_report: unknown argument or missing value: %s\n",
+                    a.c_str());
+            usage(stderr);
+            return 1;
+        }
+    }
+    if (o.reps <= 0)
+        o.reps = o.full ? 3 : 7;
+    if (o.reps > 1000)
+        o.reps = 1000;
+
+    Machine m = probe_machine();
+    if (o.machine_only) {
+        print_machine(stdout, m);
+        return 0;
+    }
+    std::vector<std::string> notes;
+    std::vector<Engine> engines = collect_engines(o, notes);
+    bool have_yard = false;
+    for (const Engine &e : engines)
+        have_yard |= e.label == kYardstick;
+    if (!have_yard) {
+        fprintf(stderr, "vmatch_report: the %s baseline is missing\n", kYardstick);
+        return 1;
+    }
+
+    std::vector<std::pair<std::string, std::string>> work; // name, spec
+    std::vector<bool> sweep;
+    const Workload *suite = o.full ? kFullSuite : kSuite;
+    size_t nsuite =
+        o.full ? sizeof kFullSuite / sizeof *kFullSuite : sizeof kSuite / sizeof *kSuite;
+    for (size_t i = 0; i < nsuite; i++)
+        if (o.only.empty() || strstr(suite[i].name, o.only.c_str())) {
+            work.push_back({suite[i].name, suite[i].spec});
+            sweep.push_back(false);
+        }
+    const unsigned *sp = o.full ? kFullSweepP : kSweepP;
+    size_t nsp =
+        o.full ? sizeof kFullSweepP / sizeof *kFullSweepP : sizeof kSweepP / sizeof *kSweepP;
+    if (o.only.empty() || std::string("sweep").find(o.only) != std::string::npos)
+        for (size_t i = 0; i < nsp; i++) {
+            work.push_back({fmt("sweep: gather P=%u m=4", sp[i]),
+                            fmt("gather P=%u m=4 order=random interleave=0", sp[i])});
+            sweep.push_back(true);
+        }
+
+    if (o.list) {
+        printf("engines:\n");
+        for (const Engine &e : engines)
+            printf("  %-11s %s\n", e.label.c_str(),
+                   e.base ? e.base->models : e.resolved.c_str());
+        for (const std::string &n : notes)
+            printf("  note: %s\n", n.c_str());
+        printf("workloads:\n");
+        for (size_t i = 0; i < work.size(); i++)
+            printf("  %-30s %s\n", work[i].first.c_str(), work[i].second.c_str());
+        return 0;
+    }
+
+    printf("vmatch workload report (%s sizes, %d repetitions): %zu workloads x %zu engines\n",
+           o.full ? "large" : "moderate", o.reps, work.size(), engines.size());
+    for (const std::string &n : notes)
+        printf("  note: %s\n", n.c_str());
+    fflush(stdout);
+    uint64_t t0 = vm_wl_now_ns();
+    Report rep(o, engines);
+    for (size_t i = 0; i < work.size(); i++)
+        rep.run(work[i].first, work[i].second, sweep[i], i + 1, work.size());
+    double secs = (double)(vm_wl_now_ns() - t0) / 1e9;
+
+    print_tables(stdout, rep, o);
+    for (const std::string &n : notes)
+        printf("note: %s\n", n.c_str());
+    printf("report time: %.0f s\n", secs);
+    if (!o.out.empty()) {
+        if (!make_dir(o.out)) {
+            fprintf(stderr, "vmatch_report: cannot create %s: %s\n", o.out.c_str(),
+                    strerror(errno));
+            return 1;
+        }
+        FILE *tf = fopen((o.out + "/table.txt").c_str(), "w");
+        if (tf) {
+            print_machine(tf, m);
+            print_tables(tf, rep, o);
+            for (const std::string &n : notes)
+                fprintf(tf, "note: %s\n", n.c_str());
+            fclose(tf);
+        }
+        if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes) ||
+            !write_plot(o.out, rep, m)) {
+            fprintf(stderr, "vmatch_report: cannot write into %s: %s\n", o.out.c_str(),
+                    strerror(errno));
+            return 1;
+        }
+    }
+    bool wrong = false;
+    for (const Row &r : rep.rows())
+        for (const Cell &c : r.cells)
+            wrong |= c.wrong;
+    return rep.failed() || wrong ? 1 : 0;
+}
