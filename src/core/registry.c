@@ -4,10 +4,11 @@
 
 #include <string.h>
 
-extern const vm_storage_t vm_ll_storage, vm_lla_storage;
+extern const vm_storage_t vm_ll_storage, vm_lla_storage, vm_llv_storage;
 extern const vm_policy_t vm_single_policy;
 
-static const vm_storage_t *const storages[] = {&vm_ll_storage, &vm_lla_storage};
+static const vm_storage_t *const storages[] = {&vm_ll_storage, &vm_lla_storage,
+                                               &vm_llv_storage};
 static const vm_policy_t *const policies[] = {&vm_single_policy};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

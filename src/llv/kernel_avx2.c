@@ -1,0 +1,100 @@
+/* kernel_avx2.c -- the AVX2 llv kernel: 16 fingerprints or 4 match-bit lanes per instruction.
+ * Compiled with the target attribute, so the rest of the library needs no -mavx2; it only
+ * runs when simd.c found AVX2 and the OS saves the YMM registers. */
+#include "walk.h"
+
+#ifdef VM_SIMD_X86
+
+#include "fp_avx2.h"
+
+/* 64-bit lanes per 256-bit vector; a step covers 8 slots, one byte of a bitmap word. */
+#define LANES    4
+#define PER_STEP 8
+
+typedef struct avx2_ctx {
+    vm_fp_avx2_t fp;
+    __m256i key, care;
+} avx2_ctx_t;
+
+/* The 8 slots from lane[o] compared with key under care (care lane when not NULL, else the
+ * broadcast c): bit s set where ((lane ^ key) & care) == 0. */
+VM_AVX2 static inline uint32_t cmp8(const uint64_t *lane, const uint64_t *care, size_t o,
+                                    __m256i k, __m256i c)
+{
+    const __m256i *v = (const __m256i *)(lane + o);
+    __m256i c0 = care ? _mm256_load_si256((const __m256i *)(care + o)) : c;
+    __m256i c1 = care ? _mm256_load_si256((const __m256i *)(care + o + LANES)) : c;
+    __m256i x0 = _mm256_and_si256(_mm256_xor_si256(_mm256_load_si256(v), k), c0);
+    __m256i x1 = _mm256_and_si256(_mm256_xor_si256(_mm256_load_si256(v + 1), k), c1);
+    __m256i z = _mm256_setzero_si256();
+    uint32_t m0 = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(x0, z)));
+    uint32_t m1 = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(x1, z)));
+    return m0 | m1 << LANES;
+}
+
+/* The first slot of want whose lane value matches key under care, or VM_LLV_GROUP.  Steps
+ * whose byte of want is empty are skipped. */
+VM_AVX2 static inline uint32_t first_of(const uint64_t *lane, const uint64_t *care,
+                                        uint64_t want, __m256i k, __m256i c)
+{
+    for (size_t o = 0; o < VM_LLV_GROUP; o += PER_STEP) {
+        uint32_t w = (uint32_t)(want >> o) & 0xFF;
+        if (!w)
+            continue;
+        uint32_t m = cmp8(lane, care, o, k, c) & w;
+        if (m)
+            return (uint32_t)o + (uint32_t)__builtin_ctz(m);
+    }
+    return VM_LLV_GROUP;
+}
+
+VM_AVX2 static int any(const void *ctx, const uint16_t *fp, unsigned cls, unsigned n)
+{
+    return vm_fp_any_avx2(&((const avx2_ctx_t *)ctx)->fp, fp, cls, n);
+}
+
+VM_AVX2 static uint64_t mask(const void *ctx, const uint16_t *fp, unsigned cls)
+{
+    return vm_fp_mask_avx2(&((const avx2_ctx_t *)ctx)->fp, fp, cls);
+}
+
+VM_AVX2 static uint32_t wild(const void *ctx, const uint64_t *bits, const uint64_t *care,
+                             uint64_t want)
+{
+    const avx2_ctx_t *c = ctx;
+    return first_of(bits, care, want, c->key, c->key);
+}
+
+VM_AVX2 static uint32_t first(const void *ctx, const uint64_t *lane, uint64_t want)
+{
+    const avx2_ctx_t *c = ctx;
+    return first_of(lane, NULL, want, c->key, c->care);
+}
+
+VM_AVX2 static int avx2_find_key(vm_llv_block_t *b, const vm_llv_geom_t *g,
+                                 const vm_llv_probe_t *p, vm_llv_pos_t *pos)
+{
+    avx2_ctx_t c;
+    vm_fp_avx2_init(&c.fp, p);
+    c.key = _mm256_set1_epi64x((long long)p->key);
+    c.care = c.key;
+    return vm_llv_walk_key(b, g, p, &c, pos, any, mask, wild);
+}
+
+VM_AVX2 static int avx2_find_masked(vm_llv_block_t *b, const vm_llv_geom_t *g, uint32_t lane,
+                                    uint64_t key, uint64_t care, vm_llv_pos_t *pos)
+{
+    avx2_ctx_t c;
+    (void)g;
+    c.key = _mm256_set1_epi64x((long long)key);
+    c.care = _mm256_set1_epi64x((long long)care);
+    return vm_llv_walk_masked(b, lane, &c, pos, first);
+}
+
+const vm_llv_kernel_t vm_llv_avx2 = {
+    .name = "avx2",
+    .find_key = avx2_find_key,
+    .find_masked = avx2_find_masked,
+};
+
+#endif

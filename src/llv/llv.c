@@ -1,0 +1,416 @@
+/* llv.c -- storage=llv: a linked list of vector blocks (thesis chapter 6, Fig. 6.4), searched
+ * by the kernel the spec's simd= key picked (kernel_*.c).
+ *
+ * Blocks keep their slots in queue order, as in lla: appends go at the tail of the last
+ * block, a removal clears the slot's live bit (a hole), a hole at either end of a block moves
+ * its head or tail index (edge trimming), and a block that empties goes back to the pool
+ * unless it is the queue's only one.  What differs is the layout (llv.h): lanes instead of
+ * records, so a kernel compares a whole vector of fingerprints or match bits per instruction,
+ * and a search starts at the first group holding the head instead of at the first vector of
+ * the block, so removals at the head never leave a vector of dead slots to re-read (the
+ * thesis design only moved its start pointer when a whole vector emptied).
+ *
+ * Short queues do not pay for the vectors: a search first compares the queue's head entry
+ * with plain scalar code, walks a queue of at most VM_LLV_SHORT entries slot by slot, and
+ * only then calls the kernel.
+ */
+#include "llv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct vm_llv {
+    vm_queue_t base;
+    vm_llv_block_t *head, *tail;
+    vm_pool_t *pool;
+    const vm_llv_kernel_t *kern;
+    vm_llv_geom_t geo;
+    /* PRQ fingerprint classes (llv.h): the care mask of each, and its live entries; a class
+     * without live entries is free for the next new care mask. */
+    uint64_t cls_care[VM_LLV_CLASSES];
+    uint64_t cls_live[VM_LLV_CLASSES];
+} vm_llv_t;
+
+enum { CACHE_LINE = 64 };
+
+extern const vm_storage_t vm_llv_storage;
+
+/* n rounded up to a cache line, so every lane starts on one (vector loads stay aligned). */
+static uint32_t round_line(size_t n)
+{
+    return (uint32_t)((n + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1));
+}
+
+void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side)
+{
+    int prq = side == VM_PRQ;
+    uint32_t groups = slots / VM_LLV_GROUP;
+    uint32_t off =
+        round_line(sizeof(vm_llv_block_t) + (prq ? 2u : 1u) * groups * sizeof(uint64_t));
+    *g = (vm_llv_geom_t){.slots = slots, .groups = groups, .has_wild = prq};
+    /* Every lane is a whole number of groups, and a group of any lane is a multiple of 64
+     * bytes (128 for fingerprints, 512 for the 64-bit lanes), so each lane stays aligned. */
+    g->fp = off;
+    off += slots * (uint32_t)sizeof(uint16_t);
+    g->bits = off;
+    off += slots * (uint32_t)sizeof(uint64_t);
+    if (prq) {
+        g->care = off;
+        off += slots * (uint32_t)sizeof(uint64_t);
+    }
+    g->payload = off;
+    off += slots * (uint32_t)sizeof(uint64_t);
+    g->seq = off;
+    off += slots * (uint32_t)sizeof(uint64_t);
+    g->size = off;
+}
+
+const vm_llv_kernel_t *vm_llv_kernel(int simd)
+{
+    switch (simd) {
+    case VM_SIMD_SCALAR:
+        return &vm_llv_scalar;
+#ifdef VM_SIMD_X86
+    case VM_SIMD_AVX2:
+        return &vm_llv_avx2;
+    case VM_SIMD_AVX512:
+        return &vm_llv_avx512;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
+{
+    const vm_llv_kernel_t *kern = vm_llv_kernel((int)env->cfg->simd);
+    if (!kern) /* the spec parser resolved and checked simd; this is a build mismatch */
+        return VMATCH_EUNSUPPORTED;
+    vm_llv_geom_t geo;
+    vm_llv_geom_init(&geo, env->cfg->llv_block, side);
+    vm_pool_t *pool = vm_env_pool(env, geo.size);
+    vm_llv_t *l = pool ? vm_mem_alloc(&env->mem, sizeof *l) : NULL;
+    if (!l)
+        return VMATCH_ENOMEM;
+    *l = (vm_llv_t){.base = {.ops = &vm_llv_storage, .env = env, .side = side},
+                    .pool = pool,
+                    .kern = kern,
+                    .geo = geo,
+                    .cls_care = {~(uint64_t)0}};
+#ifdef VMATCH_SIMD_DEBUG
+    fprintf(stderr, "vmatch: llv %s queue searches with the %s kernel\n",
+            side == VM_PRQ ? "PRQ" : "UMQ", kern->name);
+#endif
+    *out = &l->base;
+    return VMATCH_OK;
+}
+
+static void llv_destroy(vm_queue_t *q)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    for (vm_llv_block_t *b = l->head, *next; b; b = next) {
+        next = b->next;
+        vm_pool_put(l->pool, b);
+    }
+    vm_mem_free(&q->env->mem, l, sizeof *l);
+}
+
+/* Paths off the per-match fast path: out of line, so the fast path keeps its registers. */
+#define VM_LLV_COLD __attribute__((noinline, cold))
+
+/* A new empty block at the tail of the queue, or NULL when memory runs out. */
+VM_LLV_COLD static vm_llv_block_t *llv_grow(vm_llv_t *l)
+{
+    vm_llv_block_t *b = vm_pool_get(l->pool);
+    if (!b)
+        return NULL;
+    *b = (vm_llv_block_t){.prev = l->tail};
+    memset(b->map, 0, (l->geo.has_wild ? 2u : 1u) * l->geo.groups * sizeof(uint64_t));
+    if (l->tail)
+        l->tail->next = b;
+    else
+        l->head = b;
+    l->tail = b;
+    return b;
+}
+
+/* The fingerprint class (1 ..) of a new PRQ entry with this care mask, not all ones, taking a
+ * free class for a new mask; -1 when the table is full. */
+static int llv_class_of(vm_llv_t *l, uint64_t care)
+{
+    int free = -1;
+    for (int k = 1; k < VM_LLV_CLASSES; k++) {
+        if (l->cls_live[k] && l->cls_care[k] == care)
+            return k;
+        if (!l->cls_live[k] && free < 0)
+            free = k;
+    }
+    if (free > 0)
+        l->cls_care[free] = care;
+    return free;
+}
+
+/* Book a new wildcard receive at slot i of b: its class, or its wild bit when the class
+ * table is full.  Returns the bits its fingerprint is taken of. */
+VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t i,
+                                          uint64_t bits, uint64_t care)
+{
+    int k = llv_class_of(l, care);
+    if (k < 0) { /* no class: the kernels compare it on the full lanes */
+        b->map[l->geo.groups + i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
+        b->wild++;
+        return bits;
+    }
+    l->cls_live[k]++;
+    b->classes |= 1u << k;
+    return bits & care;
+}
+
+/* Forget the wildcard receive (care not all ones) at slot i of b, which is being removed. */
+VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t i,
+                                        uint64_t care)
+{
+    uint64_t *wild = &b->map[l->geo.groups + i / VM_LLV_GROUP];
+    uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
+    if (*wild & bit) {
+        *wild &= ~bit;
+        b->wild--;
+        return;
+    }
+    int k = VM_LLV_CLASSES - 1;
+    while (k > 1 && !(l->cls_live[k] && l->cls_care[k] == care))
+        k--;
+    l->cls_live[k]--;
+}
+
+static int llv_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                      uint64_t seq)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    const vm_llv_geom_t *g = &l->geo;
+    vm_llv_block_t *b = l->tail;
+    if (!b || b->tail == g->slots) {
+        b = llv_grow(l);
+        if (!b)
+            return VMATCH_ENOMEM;
+    }
+    uint32_t i = b->tail++;
+    uint64_t hashed = bits;
+    if (q->side == VM_PRQ) {
+        vm_llv_lane(b, g->care)[i] = care;
+        if (care != ~(vmatch_bits_t)0)
+            hashed = llv_book_wild(l, b, i, bits, care);
+    }
+    /* Class 0 needs no count: a search always compares it. */
+    b->classes |= 1;
+    vm_llv_fps(b, g)[i] = (uint16_t)vm_llv_fp(hashed);
+    vm_llv_lane(b, g->bits)[i] = bits;
+    vm_llv_lane(b, g->payload)[i] = (uint64_t)(uintptr_t)payload;
+    vm_llv_lane(b, g->seq)[i] = seq;
+    b->map[i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
+    b->live++;
+    q->len++;
+    return VMATCH_OK;
+}
+
+/* Live slots of b from its head up to and including slot: the entries a list walk would
+ * have compared in this block. */
+static uint64_t rank(const vm_llv_block_t *b, uint32_t slot)
+{
+    uint32_t last = slot / VM_LLV_GROUP;
+    uint64_t n = 0;
+    for (uint32_t w = b->start; w < last; w++)
+        n += (uint64_t)__builtin_popcountll(b->map[w]);
+    uint64_t upto = ~(uint64_t)0 >> (VM_LLV_GROUP - 1 - slot % VM_LLV_GROUP);
+    return n + (uint64_t)__builtin_popcountll(b->map[last] & upto);
+}
+
+/* Fill *hit for slot i of b.  Always returns 1. */
+static int llv_hit(const vm_llv_t *l, vm_llv_block_t *b, uint32_t i, vm_hit_t *hit)
+{
+    *hit = (vm_hit_t){.payload = (void *)(uintptr_t)vm_llv_lane(b, l->geo.payload)[i],
+                      .seq = vm_llv_lane(b, l->geo.seq)[i],
+                      .where = b,
+                      .slot = i};
+    return 1;
+}
+
+/* The end of a kernel search: *hit and the entries a list walk would have compared. */
+static int llv_found(const vm_llv_t *l, int found, const vm_llv_pos_t *pos, vm_hit_t *hit,
+                     uint64_t *inspected)
+{
+    if (!found) {
+        *inspected += pos->passed;
+        return 0;
+    }
+    *inspected += pos->passed + rank(pos->block, pos->slot);
+    return llv_hit(l, pos->block, pos->slot, hit);
+}
+
+/* Queues this short are searched with plain scalar compares, slot by slot in queue order:
+ * below it the fixed cost of a kernel call (broadcasts, a fingerprint pass over a whole group,
+ * the candidate mask) is more than the compares it saves.  Measured in README.md, "How llv is
+ * tuned". */
+#ifndef VM_LLV_SHORT
+#define VM_LLV_SHORT 8
+#endif
+
+enum scan_mode { SCAN_PRQ, SCAN_UMQ, SCAN_PAYLOAD };
+
+/* The scalar walk of a short queue: every live slot in order until one passes the mode's
+ * test.  Inlined into each caller so that the mode is a constant. */
+static inline __attribute__((always_inline)) int llv_scan(vm_llv_t *l, enum scan_mode mode,
+                                                          uint64_t key, uint64_t keycare,
+                                                          vm_hit_t *hit, uint64_t *inspected)
+{
+    const vm_llv_geom_t *g = &l->geo;
+    uint64_t seen = 0;
+    for (vm_llv_block_t *b = l->head; b; b = b->next) {
+        const uint64_t *v = vm_llv_lane(b, mode == SCAN_PAYLOAD ? g->payload : g->bits);
+        const uint64_t *care = mode == SCAN_PRQ ? vm_llv_lane(b, g->care) : NULL;
+        for (uint32_t w = b->start, end = vm_llv_end(b); w < end; w++) {
+            for (uint64_t m = b->map[w]; m; m &= m - 1) {
+                uint32_t i = w * VM_LLV_GROUP + (uint32_t)__builtin_ctzll(m);
+                int ok = mode == SCAN_PRQ   ? ((key ^ v[i]) & care[i]) == 0
+                         : mode == SCAN_UMQ ? ((v[i] ^ key) & keycare) == 0
+                                            : v[i] == key;
+                seen++;
+                if (ok) {
+                    *inspected += seen;
+                    return llv_hit(l, b, i, hit);
+                }
+            }
+        }
+    }
+    *inspected += seen;
+    return 0;
+}
+
+static int llv_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
+                    uint64_t *inspected)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    const vm_llv_geom_t *g = &l->geo;
+    int prq = q->side == VM_PRQ;
+    if (!q->len)
+        return 0;
+    /* The head entry first, scalar: a queue is often matched at its head (the forward
+     * search of the benchmarks, and much real traffic), and then nothing else is read. */
+    vm_llv_block_t *b = l->head;
+    uint32_t i = b->head;
+    uint64_t bits = vm_llv_lane(b, g->bits)[i];
+    if (prq ? ((key ^ bits) & vm_llv_lane(b, g->care)[i]) == 0
+            : ((bits ^ key) & keycare) == 0) {
+        *inspected += 1;
+        return llv_hit(l, b, i, hit);
+    }
+    if (q->len <= VM_LLV_SHORT)
+        return prq ? llv_scan(l, SCAN_PRQ, key, 0, hit, inspected)
+                   : llv_scan(l, SCAN_UMQ, key, keycare, hit, inspected);
+    vm_llv_pos_t pos;
+    int found;
+    if (prq || keycare == ~(vmatch_bits_t)0) {
+        vm_llv_probe_t p = {.key = key, .classes = 1, .fp = {vm_llv_fp(key)}};
+        for (int k = 1; prq && k < VM_LLV_CLASSES; k++) {
+            if (l->cls_live[k]) {
+                p.classes |= 1u << k;
+                p.fp[k] = vm_llv_fp(key & l->cls_care[k]);
+            }
+        }
+        found = l->kern->find_key(b, g, &p, &pos);
+    } else {
+        found = l->kern->find_masked(b, g, g->bits, key, keycare, &pos);
+    }
+    return llv_found(l, found, &pos, hit, inspected);
+}
+
+static int llv_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
+                            uint64_t *inspected)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    const vm_llv_geom_t *g = &l->geo;
+    uint64_t key = (uint64_t)(uintptr_t)payload;
+    if (!q->len)
+        return 0;
+    vm_llv_block_t *b = l->head;
+    if (vm_llv_lane(b, g->payload)[b->head] == key) {
+        *inspected += 1;
+        return llv_hit(l, b, b->head, hit);
+    }
+    if (q->len <= VM_LLV_SHORT)
+        return llv_scan(l, SCAN_PAYLOAD, key, 0, hit, inspected);
+    vm_llv_pos_t pos;
+    int found = l->kern->find_masked(b, g, g->payload, key, ~(uint64_t)0, &pos);
+    return llv_found(l, found, &pos, hit, inspected);
+}
+
+/* First live slot at or after i (the block has one). */
+static uint32_t next_live(const vm_llv_block_t *b, uint32_t i)
+{
+    uint32_t w = i / VM_LLV_GROUP;
+    uint64_t m = b->map[w] & (~(uint64_t)0 << (i % VM_LLV_GROUP));
+    while (!m)
+        m = b->map[++w];
+    return w * VM_LLV_GROUP + (uint32_t)__builtin_ctzll(m);
+}
+
+/* Last live slot before i (the block has one). */
+static uint32_t prev_live(const vm_llv_block_t *b, uint32_t i)
+{
+    uint32_t w = (i - 1) / VM_LLV_GROUP;
+    uint64_t m = b->map[w] & (~(uint64_t)0 >> (VM_LLV_GROUP - 1 - (i - 1) % VM_LLV_GROUP));
+    while (!m)
+        m = b->map[--w];
+    return w * VM_LLV_GROUP + VM_LLV_GROUP - 1 - (uint32_t)__builtin_clzll(m);
+}
+
+static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    vm_llv_block_t *b = hit->where;
+    uint32_t i = hit->slot, w = i / VM_LLV_GROUP;
+    uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
+    b->map[w] &= ~bit;
+    if (q->side == VM_PRQ) {
+        uint64_t care = vm_llv_lane(b, l->geo.care)[i];
+        if (care != ~(uint64_t)0)
+            llv_forget_wild(l, b, i, care);
+    }
+    q->len--;
+    if (--b->live == 0 && !b->prev && !b->next) {
+        /* The queue's only block stays: a short queue that empties and refills on every
+         * match then never goes to the pool (measured for lla; the same holds here). */
+        b->head = b->tail = b->start = 0;
+        b->classes = 0;
+        return;
+    }
+    if (b->live == 0) {
+        if (b->prev)
+            b->prev->next = b->next;
+        else
+            l->head = b->next;
+        if (b->next)
+            b->next->prev = b->prev;
+        else
+            l->tail = b->prev;
+        vm_pool_put(l->pool, b);
+        return;
+    }
+    if (i == b->head) {
+        b->head = next_live(b, i);
+        b->start = b->head / VM_LLV_GROUP;
+    }
+    if (i + 1 == b->tail)
+        b->tail = prev_live(b, i) + 1;
+}
+
+const vm_storage_t vm_llv_storage = {
+    .name = "llv",
+    .simd = 1,
+    .create = llv_create,
+    .destroy = llv_destroy,
+    .append = llv_append,
+    .find = llv_find,
+    .find_payload = llv_find_payload,
+    .remove = llv_remove,
+};

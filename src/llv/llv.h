@@ -1,0 +1,133 @@
+/* llv.h -- storage=llv internals shared by the queue (llv.c) and its search kernels.
+ *
+ * A block holds llv.block slots as separate lanes, each a 64-byte aligned array:
+ *
+ *     header   next/prev, head/tail/start, counts, then one 64-bit word per group of 64
+ *              slots: the live bitmap, and on the PRQ side the wild bitmap
+ *     fp[]     16-bit fingerprint of each slot (vm_llv_fp)
+ *     bits[]   the 64 match bits
+ *     care[]   PRQ only: the receive's care mask (a message has no wildcards)
+ *     payload[], seq[]
+ *
+ * A search compares fingerprints first, 16 or 32 slots per instruction, and verifies each
+ * candidate against bits[] (and care[]) of the same block, never through a pointer.
+ *
+ * Fingerprint classes.  An exact entry's fingerprint is that of its bits (class 0).  A
+ * wildcard receive matches on bits & care only, so its fingerprint is that of bits & care,
+ * and a search for message bits m compares it with the fingerprint of m & care.  That works
+ * when the search knows the care masks: each PRQ queue keeps a small table of them (MPI has
+ * three shapes per layout: ANY_SOURCE, ANY_TAG, both), a class per entry, and each block a
+ * mask of the classes it holds; a search computes one key fingerprint per class in use and
+ * compares each class present in a block.  A receive whose care mask finds no room in the
+ * table cannot be found through a fingerprint: its bit in the block's wild bitmap makes the
+ * kernels compare it on the full lanes, ((key ^ bits) & care) == 0.  A UMQ search with a
+ * wildcard care compares the full bits lane.  Whatever the path, the answer is the first
+ * live slot in queue order that matches, exactly as a list walk would give.
+ */
+#ifndef VM_LLV_H
+#define VM_LLV_H
+
+#include "queue.h"
+#include "simd.h"
+
+#include <stdint.h>
+
+/* Slots per bitmap word.  A group's fingerprints are 128 bytes (two cache lines) and its
+ * 64-bit lanes 512 bytes, whole vectors for every kernel. */
+#define VM_LLV_GROUP 64
+
+typedef struct vm_llv_block {
+    struct vm_llv_block *next, *prev;
+    uint32_t head, tail; /* live slots lie in [head, tail) */
+    uint32_t start;      /* first group a search reads, head / VM_LLV_GROUP: the thesis's
+                            start pointer, which here moves with every head removal */
+    uint32_t live;       /* live slots */
+    uint32_t wild;       /* live slots with a wild bit (PRQ) */
+    uint32_t classes;    /* bit k: a slot of fingerprint class k was appended since the
+                            block was set up (may outlive the slot: it only costs a compare) */
+    uint64_t map[];      /* live bitmap (groups words), then on the PRQ the wild bitmap */
+} vm_llv_block_t;
+
+/* Where the lanes of every block of one queue are. */
+typedef struct vm_llv_geom {
+    uint32_t slots, groups;
+    uint32_t fp, bits, care, payload, seq; /* byte offsets in the block; care 0 on the UMQ */
+    uint32_t size;                         /* bytes per block, a multiple of 64 */
+    int has_wild;                          /* PRQ: map + groups is the wild bitmap */
+} vm_llv_geom_t;
+
+/* Lay out blocks of `slots` slots (a multiple of VM_LLV_GROUP) for side. */
+void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side);
+
+static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b, const vm_llv_geom_t *g)
+{
+    return (uint16_t *)((char *)b + g->fp);
+}
+
+static inline uint64_t *vm_llv_lane(const vm_llv_block_t *b, uint32_t off)
+{
+    return (uint64_t *)((char *)b + off);
+}
+
+/* The wild bitmap of b, or NULL when b has no wild slot (always on the UMQ). */
+static inline const uint64_t *vm_llv_wild(const vm_llv_block_t *b, const vm_llv_geom_t *g)
+{
+    return b->wild ? b->map + g->groups : NULL;
+}
+
+/* One past the last group holding live slots. */
+static inline uint32_t vm_llv_end(const vm_llv_block_t *b)
+{
+    return (b->tail + VM_LLV_GROUP - 1) / VM_LLV_GROUP;
+}
+
+/* The 16-bit fingerprint of match bits: the top bits of a Fibonacci hash, to which every bit
+ * of the input contributes (a tag or a source differing in one low bit changes it). */
+static inline uint32_t vm_llv_fp(uint64_t bits)
+{
+    return (uint32_t)((bits * 0x9E3779B97F4A7C15ull) >> 48);
+}
+
+/* Fingerprint classes per PRQ queue: class 0 (exact entries) and up to three care masks,
+ * the three wildcard shapes of an MPI layout.  Each class in use costs a compare per group
+ * of the blocks holding it, so the table stays small; other care masks go to the wild
+ * bitmap. */
+#define VM_LLV_CLASSES 4
+
+/* What a find_key search looks for. */
+typedef struct vm_llv_probe {
+    uint64_t key;
+    unsigned classes;            /* bit k: class k is in use in the queue */
+    uint32_t fp[VM_LLV_CLASSES]; /* fp[k]: vm_llv_fp(key & care of class k) */
+} vm_llv_probe_t;
+
+/* Where a kernel found a slot, and how many live slots it passed in the blocks before. */
+typedef struct vm_llv_pos {
+    vm_llv_block_t *block;
+    uint32_t slot;
+    uint64_t passed; /* live slots of the blocks passed over (all of them when not found) */
+} vm_llv_pos_t;
+
+/* A search kernel.  Each walks blocks from b on, group by group from b->start, and returns 1
+ * with *pos at the first live slot in queue order that matches, or 0 (pos->passed set). */
+typedef struct vm_llv_kernel {
+    const char *name;
+    /* Slots that match p->key: ((key ^ bits) & care) == 0 on the PRQ (care all ones for
+     * class 0), bits == key on the UMQ. */
+    int (*find_key)(vm_llv_block_t *b, const vm_llv_geom_t *g, const vm_llv_probe_t *p,
+                    vm_llv_pos_t *pos);
+    /* Slots whose 64-bit lane at byte offset `lane` satisfies ((lane ^ key) & care) == 0:
+     * a UMQ search with a wildcard care (lane bits), or a payload (lane payload). */
+    int (*find_masked)(vm_llv_block_t *b, const vm_llv_geom_t *g, uint32_t lane, uint64_t key,
+                       uint64_t care, vm_llv_pos_t *pos);
+} vm_llv_kernel_t;
+
+extern const vm_llv_kernel_t vm_llv_scalar;
+#ifdef VM_SIMD_X86
+extern const vm_llv_kernel_t vm_llv_avx2, vm_llv_avx512;
+#endif
+
+/* The kernel for spec value simd (enum vm_simd, resolved), or NULL when not built. */
+const vm_llv_kernel_t *vm_llv_kernel(int simd);
+
+#endif
