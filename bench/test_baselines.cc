@@ -10,7 +10,7 @@
 // baseline runs once with its AVX-512BW compare (when the CPU has it) and once scalar.
 //
 // Environment: VMATCH_SEED (base seed), VMATCH_DIFF_OPS (operations per run, default
-// 100000).  A mismatch prints the baseline, the layout, the seed and the operation index.
+// 50000).  A mismatch prints the baseline, the layout, the seed and the operation index.
 #include "baseline.h"
 
 extern "C" {
@@ -295,7 +295,7 @@ int main()
     const char *s = getenv("VMATCH_SEED");
     uint64_t seed = s ? strtoull(s, nullptr, 0) : 0x5eed2024u;
     const char *o = getenv("VMATCH_DIFF_OPS");
-    uint64_t nops = o ? strtoull(o, nullptr, 0) : 100000;
+    uint64_t nops = o ? strtoull(o, nullptr, 0) : 50000;
     printf("test_baselines: seed 0x%" PRIx64 ", %" PRIu64 " ops per run\n", seed, nops);
     for (const vmb::BaselineInfo &bi : vmb::baselines()) {
         run_fixed(bi);

@@ -313,9 +313,15 @@ Machine probe_machine()
         vmatch_destroy(e);
     }
     // The kernel storage=llv would choose, when the default engine has none (ll, lla).
-    if (m.chosen == "none" && vmatch_create("storage=llv", &e) == 0) {
-        m.chosen = std::string("none (default storage); storage=llv picks ") + vmatch_kernel(e);
-        vmatch_destroy(e);
+    if (m.chosen == "none") {
+        if (vmatch_create("storage=llv", &e) == 0) {
+            m.chosen = std::string("none for the default storage; storage=llv picks ") +
+                       vmatch_kernel(e);
+            vmatch_destroy(e);
+        } else {
+            m.chosen = "none (the default storage has no vector kernel, and this build no "
+                       "storage=llv)";
+        }
     }
     struct utsname u;
     if (uname(&u) == 0)
@@ -566,7 +572,9 @@ std::string cell_text(const Cell &c, const Cell &y, bool is_yard)
     if (r.empty())
         return "-";
     double m = median(r), spread = 100 * (quantile(r, 0.75) - quantile(r, 0.25)) / 2 / m;
-    return r.size() > 1 ? fmt("%.2f±%.0f", m, spread) : fmt("%.2f", m);
+    // Two decimals, or two significant digits for ratios below 0.1 (0.0034, not 0.00).
+    std::string v = m >= 0.1 ? fmt("%.2f", m) : fmt("%.2g", m);
+    return r.size() > 1 ? v + fmt("±%.0f", spread) : v;
 }
 
 void print_tables(FILE *f, const Report &rep, const Options &o)
@@ -606,8 +614,11 @@ void print_tables(FILE *f, const Report &rep, const Options &o)
         double s = 0;
         for (double l : logs[i])
             s += l;
-        std::string c =
-            i == y || logs[i].empty() ? "1" : fmt("%.2f", std::exp(s / (double)logs[i].size()));
+        double g = logs[i].empty() ? NAN : std::exp(s / (double)logs[i].size());
+        std::string c = i == y          ? "1"
+                        : std::isnan(g) ? "-"
+                        : g >= 0.1      ? fmt("%.2f", g)
+                                        : fmt("%.2g", g);
         fprintf(f, " %*s", w, c.c_str());
     }
     fprintf(f, "\n\nBytes held per queued entry at the peak: (bytes at the peak - bytes of the "

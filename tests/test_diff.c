@@ -7,6 +7,8 @@
  *   VMATCH_DIFF_OPS   operations per pair and seed (default 1,000,000)
  *   VMATCH_DIFF_PAIR  run only the pair "policy/storage", or every pair of one policy or
  *                     one storage when it is a bare name
+ *   VMATCH_DIFF_SIMD  run storages with kernels (llv) with this kernel only (avx512, avx2,
+ *                     scalar); by default with every kernel the CPU has, naming the others
  *   VMATCH_SOAK=1     20x the operations: four seeds of 5x each
  * A mismatch prints the spec, the seed and the operation index, and the environment that
  * reruns exactly that stream.
@@ -18,6 +20,7 @@
 #include "engine.h"
 #include "queue.h"
 #include "ref.h"
+#include "simd.h"
 #include "vmatch.h"
 
 #include <inttypes.h>
@@ -63,10 +66,14 @@ enum pressure { PR_NONE, PR_SOFT, PR_HARD };
 static const struct {
     const char *extra;
     unsigned ops_div; /* the variant runs nops / ops_div operations */
+    /* Added for llv only (so the other pairs keep their streams): the smallest blocks (a
+     * block edge every 64 slots), and blocks of three bitmap words. */
+    const char *llv_extra;
 } variants[] = {
-    {"", 1},
-    {"lla.block=4 profile.record=on layout.ctx=12 layout.src=20 layout.tag=20", 4},
-    {"lla.block=130 numa=off layout.ctx=2 layout.src=31 layout.tag=31", 4},
+    {"", 1, ""},
+    {"lla.block=4 profile.record=on layout.ctx=12 layout.src=20 layout.tag=20", 4,
+     "llv.block=64"},
+    {"lla.block=130 numa=off layout.ctx=2 layout.src=31 layout.tag=31", 4, "llv.block=192"},
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
@@ -114,7 +121,8 @@ static int rng_pct(rng_t *g, unsigned pct)
 /** State of one pair's run. */
 typedef struct run {
     const char *pair; /* "policy/storage" */
-    const char *spec; /* the engine's spec: the pair and the variant */
+    const char *spec; /* the engine's spec: the pair, the variant and the kernel */
+    const char *simd; /* the kernel (storages with kernels), else NULL */
     unsigned ops_div; /* this variant runs VMATCH_DIFF_OPS / ops_div operations */
     uint64_t seed;    /* base seed, as the user gives it */
     vmatch_engine_t *e;
@@ -151,8 +159,9 @@ static int mismatch(const run_t *r, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr,
             "\n  (reproduce: VMATCH_SEED=0x%" PRIx64
-            " VMATCH_DIFF_PAIR=%s VMATCH_DIFF_OPS=%" PRIu64 ")\n",
-            r->seed, r->pair, (r->op + 1) * r->ops_div);
+            " VMATCH_DIFF_PAIR=%s%s%s VMATCH_DIFF_OPS=%" PRIu64 ")\n",
+            r->seed, r->pair, r->simd ? " VMATCH_DIFF_SIMD=" : "", r->simd ? r->simd : "",
+            (r->op + 1) * r->ops_div);
     return 0;
 }
 
@@ -529,14 +538,14 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/** Run one pair in variant v for nops operations from seed, adding the allocation failures
- * it saw to *enomem.  Returns 1 when the engine agreed throughout (or the pair cannot run
- * here), 0 on the first mismatch. */
-static int run_pair(const char *policy, const char *storage, unsigned v, uint64_t seed,
-                    uint64_t nops, uint64_t *enomem)
+/** Run one pair in variant v for nops operations from seed, with kernel simd (NULL for a
+ * storage without kernels), adding the allocation failures it saw to *enomem.  Returns 1
+ * when the engine agreed throughout (or the pair cannot run here), 0 on the first mismatch. */
+static int run_pair(const char *policy, const char *storage, const char *simd, unsigned v,
+                    uint64_t seed, uint64_t nops, uint64_t *enomem)
 {
     const char *extra = variants[v].extra;
-    char spec[256], pair[128];
+    char spec[320], pair[128], label[160];
     unsigned ctx_bits;
     run_t r;
     double t0 = now();
@@ -547,7 +556,12 @@ static int run_pair(const char *policy, const char *storage, unsigned v, uint64_
     snprintf(pair, sizeof pair, "%s/%s", policy, storage);
     snprintf(spec, sizeof spec, "policy=%s storage=%s%s%s", policy, storage, *extra ? " " : "",
              extra);
+    if (simd) /* the kernel's keys go last, so the text before is the same as without */
+        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s simd=%s",
+                 *variants[v].llv_extra ? " " : "", variants[v].llv_extra, simd);
+    snprintf(label, sizeof label, "%s%s%s", pair, simd ? "/" : "", simd ? simd : "");
     r.pair = pair;
+    r.simd = simd;
     r.spec = spec;
     r.ops_div = variants[v].ops_div;
     r.seed = seed;
@@ -591,11 +605,11 @@ static int run_pair(const char *policy, const char *storage, unsigned v, uint64_
     if (ok)
         ok = drain_all(&r);
 
-    printf("test_diff: %-16s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
+    printf("test_diff: %-23s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
            " (post %" PRIu64 ", arrive %" PRIu64 ", probe %" PRIu64 ", improbe %" PRIu64
            ", cancel %" PRIu64 ", remove %" PRIu64 "; %" PRIu64 " matched, %" PRIu64
            " ENOMEM, max PRQ %" PRIu64 ", max UMQ %" PRIu64 ")\n",
-           pair, v, seed, ok ? "agreed" : "DISAGREED", i, now() - t0, r.n_ops[OP_POST],
+           label, v, seed, ok ? "agreed" : "DISAGREED", i, now() - t0, r.n_ops[OP_POST],
            r.n_ops[OP_ARRIVE], r.n_ops[OP_PROBE], r.n_ops[OP_IMPROBE], r.n_ops[OP_CANCEL],
            r.n_ops[OP_REMOVE], r.n_matched, r.n_enomem, r.max_prq, r.max_umq);
     *enomem += r.n_enomem;
@@ -620,6 +634,29 @@ static uint64_t env_u64(const char *name, uint64_t def)
     return v;
 }
 
+/** The kernels a storage with kernels runs with here: each one the CPU has (or the one
+ * VMATCH_DIFF_SIMD names), best first, into names; the others are printed as not run.
+ * Returns how many. */
+static unsigned kernels_to_run(const char *storage, const char **names)
+{
+    const char *want = getenv("VMATCH_DIFF_SIMD");
+    unsigned n = 0;
+    for (int s = VM_SIMD_COUNT - 1; s > VM_SIMD_AUTO; s--) {
+        if (want && *want && strcmp(want, vm_simd_name(s)) != 0)
+            continue;
+        if (vm_simd_available(s))
+            names[n++] = vm_simd_name(s);
+        else
+            printf("test_diff: %s with simd=%s NOT RUN: %s\n", storage, vm_simd_name(s),
+                   vm_simd_why_not(s));
+    }
+    if (want && *want && vm_simd_parse(want, strlen(want)) <= VM_SIMD_AUTO) {
+        fprintf(stderr, "test_diff: VMATCH_DIFF_SIMD=%s is not a kernel\n", want);
+        exit(2);
+    }
+    return n;
+}
+
 /** True when the VMATCH_DIFF_PAIR filter only (NULL or empty: none) selects the pair. */
 static int selected(const char *only, const vm_policy_t *pol, const vm_storage_t *sto)
 {
@@ -637,7 +674,8 @@ int main(void)
     uint64_t nops = env_u64("VMATCH_DIFF_OPS", DEFAULT_OPS);
     int soak = env_u64("VMATCH_SOAK", 0) != 0;
     const char *only = getenv("VMATCH_DIFF_PAIR");
-    unsigned nseeds = soak ? SOAK_SEEDS : 1, npairs = 0, i, j, k, v;
+    const char *kernels[VM_SIMD_COUNT];
+    unsigned nseeds = soak ? SOAK_SEEDS : 1, npairs = 0, nruns = 0, nk, i, j, k, v, x;
     uint64_t enomem;
     int ok;
     const vm_policy_t *pol;
@@ -664,24 +702,31 @@ int main(void)
             if (!selected(only, pol, sto))
                 continue;
             npairs++;
-            ok = 1;
-            enomem = 0;
-            for (k = 0; k < nseeds && ok; k++) {
-                for (v = 0; v < NVARIANTS && ok; v++) {
-                    ok = run_pair(pol->name, sto->name, v, seed + k, nops / variants[v].ops_div,
-                                  &enomem);
-                    CHECK(ok);
+            /* A storage with kernels runs once per kernel (kernels[x]); others once. */
+            nk = sto->simd ? kernels_to_run(sto->name, kernels) : 1;
+            for (x = 0; x < nk; x++) {
+                const char *simd = sto->simd ? kernels[x] : NULL;
+                ok = 1;
+                enomem = 0;
+                nruns++;
+                for (k = 0; k < nseeds && ok; k++) {
+                    for (v = 0; v < NVARIANTS && ok; v++) {
+                        ok = run_pair(pol->name, sto->name, simd, v, seed + k,
+                                      nops / variants[v].ops_div, &enomem);
+                        CHECK(ok);
+                    }
                 }
+                /* The injection must have bitten, or the ENOMEM paths went untested. */
+                if (ok && nops >= 200000 && enomem == 0)
+                    fprintf(stderr,
+                            "test_diff: %s/%s%s%s: no allocation failure was ever returned\n",
+                            pol->name, sto->name, simd ? " simd=" : "", simd ? simd : "");
+                if (ok && nops >= 200000)
+                    CHECK(enomem > 0);
             }
-            /* The injection must have bitten, or the ENOMEM paths went untested. */
-            if (ok && nops >= 200000 && enomem == 0)
-                fprintf(stderr, "test_diff: %s/%s: no allocation failure was ever returned\n",
-                        pol->name, sto->name);
-            if (ok && nops >= 200000)
-                CHECK(enomem > 0);
         }
     }
-    printf("test_diff: %u pair(s) ran\n", npairs);
+    printf("test_diff: %u pair(s) ran, %u run(s) counting each kernel\n", npairs, nruns);
     REQUIRE(npairs > 0);
     return check_report("test_diff");
 }

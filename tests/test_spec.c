@@ -137,6 +137,9 @@ static void test_defaults(void)
         CHECK(!desc_get(e, "nprocs", v, sizeof v) || strcmp(v, "0") == 0);
         CHECK(desc_get(e, "numa", v, sizeof v));
         CHECK(desc_is(e, "profile.record", "off"));
+        /* simd=auto is resolved: the resolved spec names the kernel that runs */
+        CHECK(desc_get(e, "simd", v, sizeof v) && strcmp(v, "auto") != 0 &&
+              vmatch_simd_available(v) == 1);
         vmatch_destroy(e);
     }
 }
@@ -157,6 +160,9 @@ static void test_each_key(void)
         {"storage=lla lla.block=4", "lla.block", "4"},
         {"storage=lla lla.block=32", "lla.block", "32"},
         {"storage=lla lla.block=1024", "lla.block", "1024"},
+        {"storage=llv llv.block=64", "llv.block", "64"},
+        {"storage=llv llv.block=4096", "llv.block", "4096"},
+        {"storage=llv simd=scalar", "simd", "scalar"},
         {"profile.record=on", "profile.record", "on"},
         {"profile.record=off", "profile.record", "off"},
         {"profile=/tmp/vmatch-test-spec.prof", "profile", "/tmp/vmatch-test-spec.prof"},
@@ -399,6 +405,13 @@ static void test_bad(void)
         "lla.block=0",
         "lla.block=3",
         "lla.block=1025",
+        "llv.block=0",
+        "llv.block=32",
+        "llv.block=100",
+        "llv.block=4160",
+        "simd=sse2",
+        "simd=AVX2",
+        "simd=",
         "storage=lla lla.block=3",
         /* layouts wider than 64 bits */
         "layout.tag=25",
@@ -437,6 +450,8 @@ static void test_round_trip(void)
         "storage=lla lla.block=16",
         "layout.ctx=8 layout.src=20 layout.tag=36 nprocs=512",
         "numa=off profile.record=on",
+        "storage=llv",
+        "storage=llv simd=scalar llv.block=128",
     };
     size_t i;
     for (i = 0; i < sizeof specs / sizeof *specs; i++) {
