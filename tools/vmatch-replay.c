@@ -185,7 +185,7 @@ int main(int argc, char **argv)
         kinds[t.ops[i].kind]++;
     printf("trace: %s\n", gen ? desc : trace_path);
     printf("  %zu operations: %zu post, %zu arrive, %zu probe, %zu improbe, %zu cancel, %zu "
-           "remove; nprocs %u, %zu classes\n",
+           "remove; nprocs %u, %zu collective class(es)\n",
            t.n, kinds[VM_TRACE_POST], kinds[VM_TRACE_ARRIVE], kinds[VM_TRACE_PROBE],
            kinds[VM_TRACE_IMPROBE], kinds[VM_TRACE_CANCEL], kinds[VM_TRACE_REMOVE], t.nprocs,
            t.nclasses - 1);
