@@ -43,7 +43,7 @@ static uint32_t rnd(uint32_t n)
 
 /* A chain of blocks as the queue would hold them, with the reference's view of each slot. */
 typedef struct chain {
-    vm_llv_geom_t geo;
+    vm_llv_geom_t geo, small; /* blocks of groups * 64 slots; a first block may be small */
     vm_llv_block_t *b[MAX_BLOCKS];
     unsigned n;
     int side;
@@ -51,22 +51,25 @@ typedef struct chain {
     unsigned classes;                 /* classes in use (the probe's) */
 } chain_t;
 
-/** Allocate n blocks of `groups` groups for side, linked, every byte random (dead slots hold
- * garbage, as reused blocks do), bitmaps empty. */
-static void chain_init(chain_t *c, int side, unsigned n, uint32_t groups)
+/** Allocate n blocks of `groups` groups for side (the first one of a single group when
+ * small_first), linked, every byte random (dead slots hold garbage, as reused blocks do),
+ * bitmaps empty. */
+static void chain_init(chain_t *c, int side, unsigned n, uint32_t groups, int small_first)
 {
     memset(c, 0, sizeof *c);
     c->side = side;
     c->n = n;
     vm_llv_geom_init(&c->geo, groups * VM_LLV_GROUP, side);
+    vm_llv_geom_init(&c->small, VM_LLV_GROUP, side);
     for (unsigned i = 0; i < n; i++) {
-        c->b[i] = aligned_alloc(64, c->geo.size);
+        const vm_llv_geom_t *g = i == 0 && small_first ? &c->small : &c->geo;
+        c->b[i] = aligned_alloc(64, g->size);
         REQUIRE(c->b[i] != NULL);
         uint64_t *w = (uint64_t *)c->b[i];
-        for (size_t j = 0; j < c->geo.size / sizeof *w; j++)
+        for (size_t j = 0; j < g->size / sizeof *w; j++)
             w[j] = rnd64();
-        *c->b[i] = (vm_llv_block_t){.prev = i ? c->b[i - 1] : NULL};
-        memset(c->b[i]->map, 0, (side == VM_PRQ ? 2u : 1u) * groups * sizeof(uint64_t));
+        *c->b[i] = (vm_llv_block_t){.prev = i ? c->b[i - 1] : NULL, .geo = g};
+        memset(c->b[i]->map, 0, (side == VM_PRQ ? 2u : 1u) * g->groups * sizeof(uint64_t));
         if (i)
             c->b[i - 1]->next = c->b[i];
     }
@@ -85,14 +88,14 @@ static void chain_free(chain_t *c)
 static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64_t care, int k,
                 long fp)
 {
-    const vm_llv_geom_t *g = &c->geo;
+    const vm_llv_geom_t *g = b->geo;
     uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
-    vm_llv_lane(b, g->bits)[i] = bits;
-    vm_llv_lane(b, g->payload)[i] = rnd64();
+    vm_llv_bits(b)[i] = bits;
+    vm_llv_payload(b)[i] = rnd64();
     if (c->side == VM_PRQ)
-        vm_llv_lane(b, g->care)[i] = care;
+        vm_llv_care(b)[i] = care;
     if (k >= 0) {
-        vm_llv_fps(b, g)[i] = (uint16_t)(fp < 0 ? vm_llv_fp(bits & care) : (uint32_t)fp);
+        vm_llv_fps(b)[i] = (uint16_t)(fp < 0 ? vm_llv_fp(bits & care) : (uint32_t)fp);
         b->classes |= 1u << k;
     } else {
         b->map[g->groups + i / VM_LLV_GROUP] |= bit;
@@ -103,10 +106,10 @@ static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64
 }
 
 /** Set head, tail and start of b from its bitmap (a block of the queue is never empty). */
-static void settle(chain_t *c, vm_llv_block_t *b)
+static void settle(vm_llv_block_t *b)
 {
-    uint32_t lo = c->geo.slots, hi = 0;
-    for (uint32_t i = 0; i < c->geo.slots; i++)
+    uint32_t lo = b->geo->slots, hi = 0;
+    for (uint32_t i = 0; i < b->geo->slots; i++)
         if (b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1) {
             lo = lo < i ? lo : i;
             hi = i + 1;
@@ -119,15 +122,15 @@ static void settle(chain_t *c, vm_llv_block_t *b)
 /** Match of the key search for slot i of b (the definition, not the fingerprints). */
 static int ref_key_match(const chain_t *c, const vm_llv_block_t *b, uint32_t i, uint64_t key)
 {
-    uint64_t bits = vm_llv_lane(b, c->geo.bits)[i];
+    uint64_t bits = vm_llv_bits(b)[i];
     if (c->side == VM_UMQ)
         return bits == key;
-    return ((key ^ bits) & vm_llv_lane(b, c->geo.care)[i]) == 0;
+    return ((key ^ bits) & vm_llv_care(b)[i]) == 0;
 }
 
 /** The reference walk: the first live slot in chain order for which match() holds. */
-static int ref_find(const chain_t *c, int masked, uint32_t lane, uint64_t key, uint64_t care,
-                    vm_llv_pos_t *pos)
+static int ref_find(const chain_t *c, int masked, enum vm_llv_lane_id lane, uint64_t key,
+                    uint64_t care, vm_llv_pos_t *pos)
 {
     uint64_t passed = 0;
     for (unsigned j = 0; j < c->n; j++) {
@@ -135,8 +138,8 @@ static int ref_find(const chain_t *c, int masked, uint32_t lane, uint64_t key, u
         for (uint32_t i = b->head; i < b->tail; i++) {
             if (!(b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1))
                 continue;
-            int ok = masked ? ((vm_llv_lane(b, lane)[i] ^ key) & care) == 0
-                            : ref_key_match(c, b, i, key);
+            const uint64_t *v = lane == VM_LLV_BITS ? vm_llv_bits(b) : vm_llv_payload(b);
+            int ok = masked ? ((v[i] ^ key) & care) == 0 : ref_key_match(c, b, i, key);
             if (ok) {
                 *pos = (vm_llv_pos_t){.block = c->b[j], .slot = i, .passed = passed};
                 return 1;
@@ -160,16 +163,16 @@ static vm_llv_probe_t probe_of(const chain_t *c, uint64_t key)
 static unsigned n_mismatch;
 
 /** Run one search with kernel kern and compare with the reference; describe on failure. */
-static void compare(const vm_llv_kernel_t *kern, const chain_t *c, int masked, uint32_t lane,
-                    uint64_t key, uint64_t care, const char *what)
+static void compare(const vm_llv_kernel_t *kern, const chain_t *c, int masked,
+                    enum vm_llv_lane_id lane, uint64_t key, uint64_t care, const char *what)
 {
     vm_llv_pos_t want = {0}, got = {0};
     int w = ref_find(c, masked, lane, key, care, &want), k;
     if (masked) {
-        k = kern->find_masked(c->b[0], &c->geo, lane, key, care, &got);
+        k = kern->find_masked(c->b[0], lane, key, care, &got);
     } else {
         vm_llv_probe_t p = probe_of(c, key);
-        k = kern->find_key(c->b[0], &c->geo, &p, &got);
+        k = kern->find_key(c->b[0], &p, &got);
     }
     int same = k == w && got.passed == want.passed &&
                (!w || (got.block == want.block && got.slot == want.slot));
@@ -193,7 +196,7 @@ static uint64_t random_care(void)
 static void random_chain(chain_t *c, int side, const uint64_t *keys, unsigned nkeys)
 {
     unsigned n = 1 + rnd(MAX_BLOCKS);
-    chain_init(c, side, n, 1 + rnd(MAX_GROUPS));
+    chain_init(c, side, n, 1 + rnd(MAX_GROUPS), rnd(2));
     unsigned ncls = side == VM_PRQ ? rnd(VM_LLV_CLASSES) : 0;
     for (unsigned k = 1; k <= ncls; k++) {
         c->care_of[k] = random_care();
@@ -201,7 +204,7 @@ static void random_chain(chain_t *c, int side, const uint64_t *keys, unsigned nk
     }
     for (unsigned j = 0; j < n; j++) {
         vm_llv_block_t *b = c->b[j];
-        uint32_t slots = c->geo.slots, density = rnd(101);
+        uint32_t slots = b->geo->slots, density = rnd(101);
         uint32_t lo = rnd(slots), hi = lo + 1 + rnd(slots - lo);
         for (uint32_t i = lo; i < hi; i++) {
             if (i != lo && rnd(100) >= density)
@@ -223,14 +226,14 @@ static void random_chain(chain_t *c, int side, const uint64_t *keys, unsigned nk
             if ((b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1) || rnd(2))
                 continue;
             uint64_t stale = keys[rnd(nkeys)];
-            vm_llv_fps(b, &c->geo)[i] = (uint16_t)vm_llv_fp(stale);
-            vm_llv_lane(b, c->geo.bits)[i] = stale;
-            vm_llv_lane(b, c->geo.payload)[i] = stale;
+            vm_llv_fps(b)[i] = (uint16_t)vm_llv_fp(stale);
+            vm_llv_bits(b)[i] = stale;
+            vm_llv_payload(b)[i] = stale;
             if (side == VM_PRQ)
-                vm_llv_lane(b, c->geo.care)[i] = ~(uint64_t)0;
+                vm_llv_care(b)[i] = ~(uint64_t)0;
         }
         b->classes |= rnd(1u << VM_LLV_CLASSES) & c->classes; /* stale class bits are allowed */
-        settle(c, b);
+        settle(b);
     }
 }
 
@@ -245,13 +248,13 @@ static void test_random(const vm_llv_kernel_t *kern)
                 keys[i] = rnd64();
             random_chain(&c, side, keys, 4);
             uint64_t key = rnd(4) ? keys[rnd(4)] : rnd64();
-            compare(kern, &c, 0, 0, key, 0, "random key search");
-            compare(kern, &c, 1, c.geo.bits, key, random_care(), "random masked search");
-            compare(kern, &c, 1, c.geo.bits, key, ~(uint64_t)0, "random exact masked search");
+            compare(kern, &c, 0, VM_LLV_BITS, key, 0, "random key search");
+            compare(kern, &c, 1, VM_LLV_BITS, key, random_care(), "random masked search");
+            compare(kern, &c, 1, VM_LLV_BITS, key, ~(uint64_t)0, "random exact masked search");
             /* the payload lane, by a payload that is there (or not) */
             const vm_llv_block_t *b = c.b[rnd(c.n)];
-            uint64_t pay = vm_llv_lane(b, c.geo.payload)[b->head + rnd(b->tail - b->head)];
-            compare(kern, &c, 1, c.geo.payload, rnd(2) ? pay : rnd64(), ~(uint64_t)0,
+            uint64_t pay = vm_llv_payload(b)[b->head + rnd(b->tail - b->head)];
+            compare(kern, &c, 1, VM_LLV_PAYLOAD, rnd(2) ? pay : rnd64(), ~(uint64_t)0,
                     "payload search");
             chain_free(&c);
         }
@@ -270,7 +273,7 @@ static void test_every_position(const vm_llv_kernel_t *kern)
             for (uint32_t s = 0; s <= MAX_GROUPS * VM_LLV_GROUP; s++) {
                 chain_t c;
                 uint64_t key = rnd64();
-                chain_init(&c, side, 1, MAX_GROUPS);
+                chain_init(&c, side, 1, MAX_GROUPS, 0);
                 if (side == VM_PRQ) {
                     c.care_of[1] = any_tag;
                     c.classes = 2;
@@ -284,9 +287,10 @@ static void test_every_position(const vm_llv_kernel_t *kern)
                         bits ^= (uint64_t)1 << 24;
                     put(&c, c.b[0], i, bits, care, k, (long)vm_llv_fp(key & care));
                 }
-                settle(&c, c.b[0]);
-                compare(kern, &c, 0, 0, key, 0, s < c.geo.slots ? "match at s" : "no match");
-                compare(kern, &c, 1, c.geo.bits, key, ~(uint64_t)0,
+                settle(c.b[0]);
+                compare(kern, &c, 0, VM_LLV_BITS, key, 0,
+                        s < c.geo.slots ? "match at s" : "no match");
+                compare(kern, &c, 1, VM_LLV_BITS, key, ~(uint64_t)0,
                         s < c.geo.slots ? "masked match at s" : "masked no match");
                 chain_free(&c);
             }

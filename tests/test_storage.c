@@ -308,6 +308,29 @@ static void test_random_care(const char *spec)
     teardown(&f);
 }
 
+/* llv: a queue that fits in a small block (64 slots) holds only a small-block slab (64 KiB);
+ * the entry after that brings a large block, and everything stays findable in order. */
+static void test_llv_block_sizes(void)
+{
+    enum { SMALL_SLOTS = 64, SMALL_SLAB = 64 * 1024, LARGE_SLAB_MIN = 256 * 1024 };
+    fixture_t f;
+    vm_hit_t h;
+    uint64_t seen;
+    setup(&f, "storage=llv", VM_UMQ);
+    vm_queue_t *q = f.q;
+    for (int i = 0; i < SMALL_SLOTS; i++)
+        REQUIRE(q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i) == VMATCH_OK);
+    uint64_t small = f.env.mem.bytes;
+    CHECK(small >= SMALL_SLAB && small < SMALL_SLAB + 4096);
+    REQUIRE(q->ops->append(q, SMALL_SLOTS, ALL, P(SMALL_SLOTS), SMALL_SLOTS) == VMATCH_OK);
+    CHECK(f.env.mem.bytes >= small + LARGE_SLAB_MIN);
+    for (int i = 0; i <= SMALL_SLOTS; i++) {
+        CHECK(find(q, (vmatch_bits_t)i, ALL, &h, &seen) == P(i));
+        CHECK_EQ(seen, i + 1);
+    }
+    teardown(&f);
+}
+
 /* True when spec names a kernel this CPU cannot run (said once, on stdout). */
 static int kernel_missing(const char *spec)
 {
@@ -349,5 +372,6 @@ int main(void)
         test_enomem(specs[s]);
     }
     test_block_recycling();
+    test_llv_block_sizes();
     return check_report("test_storage");
 }

@@ -15,8 +15,15 @@
  * and 128, and 50 for ll). */
 #define VM_LLA_BLOCK_DEFAULT 64
 
-/* llv: slots per block (placeholder until measured). */
-#define VM_LLV_BLOCK_DEFAULT 256
+/* llv: slots per large block (a queue of fewer than 64 entries uses 64-slot blocks, see
+ * src/llv/llv.c).  Measured with bench/ (README, "How llv is tuned"): reverse search at 32768
+ * and 65536 entries runs 1.3-1.8x slower with 256-slot blocks and ~15% slower with 512 than
+ * with 1024, 2048 or 4096, which are level within noise; at 4096 entries all are level.  The
+ * per-block work of a search (a pointer hop, the jump to another fingerprint lane, ~40
+ * instructions) is what large blocks amortize.  1024 is the smallest of the level ones and
+ * holds the least memory of them (a PRQ block is 35 KiB, 14 to a 512 KiB slab: 50 bytes per
+ * entry at 32768 entries against 66 for 2048). */
+#define VM_LLV_BLOCK_DEFAULT 1024
 /* llv blocks are whole 64-slot groups (one bitmap word each); the largest keeps a block of
  * the PRQ side (34 bytes a slot) under 160 KiB. */
 #define VM_LLV_GROUP     64

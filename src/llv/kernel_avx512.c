@@ -58,22 +58,20 @@ VM_AVX512 static uint32_t first(const void *ctx, const uint64_t *lane, uint64_t 
     return first_of(lane, NULL, want, c->key, c->care);
 }
 
-VM_AVX512 static int avx512_find_key(vm_llv_block_t *b, const vm_llv_geom_t *g,
-                                     const vm_llv_probe_t *p, vm_llv_pos_t *pos)
+VM_AVX512 static int avx512_find_key(vm_llv_block_t *b, const vm_llv_probe_t *p,
+                                     vm_llv_pos_t *pos)
 {
     avx512_ctx_t c;
     vm_fp_avx2_init(&c.fp, p);
     c.key = _mm512_set1_epi64((long long)p->key);
     c.care = c.key;
-    return vm_llv_walk_key(b, g, p, &c, pos, any, mask, wild);
+    return vm_llv_walk_key(b, p, &c, pos, any, mask, wild);
 }
 
-VM_AVX512 static int avx512_find_masked(vm_llv_block_t *b, const vm_llv_geom_t *g,
-                                        uint32_t lane, uint64_t key, uint64_t care,
-                                        vm_llv_pos_t *pos)
+VM_AVX512 static int avx512_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane,
+                                        uint64_t key, uint64_t care, vm_llv_pos_t *pos)
 {
     avx512_ctx_t c;
-    (void)g;
     c.key = _mm512_set1_epi64((long long)key);
     c.care = _mm512_set1_epi64((long long)care);
     return vm_llv_walk_masked(b, lane, &c, pos, first);

@@ -90,20 +90,18 @@ static uint32_t first(const void *ctx, const uint64_t *lane, uint64_t want)
     return VM_LLV_GROUP;
 }
 
-static int scalar_find_key(vm_llv_block_t *b, const vm_llv_geom_t *g, const vm_llv_probe_t *p,
-                           vm_llv_pos_t *pos)
+static int scalar_find_key(vm_llv_block_t *b, const vm_llv_probe_t *p, vm_llv_pos_t *pos)
 {
     scalar_ctx_t c = {.key = p->key};
     for (unsigned k = 0; k < VM_LLV_CLASSES; k++)
         c.f4[k] = p->fp[k] * EACH_HALF;
-    return vm_llv_walk_key(b, g, p, &c, pos, any, mask, wild);
+    return vm_llv_walk_key(b, p, &c, pos, any, mask, wild);
 }
 
-static int scalar_find_masked(vm_llv_block_t *b, const vm_llv_geom_t *g, uint32_t lane,
-                              uint64_t key, uint64_t care, vm_llv_pos_t *pos)
+static int scalar_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane, uint64_t key,
+                              uint64_t care, vm_llv_pos_t *pos)
 {
     scalar_ctx_t c = {.key = key, .care = care};
-    (void)g;
     return vm_llv_walk_masked(b, lane, &c, pos, first);
 }
 

@@ -19,12 +19,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Block sizes: a queue that fits in one small block gets a small one, so short queues (most
+ * of them) hold one 64 KiB pool slab per side like lla and keep their lanes within a page or
+ * two; longer queues get llv.block slots per block, large enough that the per-block work of
+ * a search and the jumps between fingerprint lanes vanish.  Measured in README.md. */
+enum { SMALL = 0, LARGE = 1, SMALL_SLOTS = VM_LLV_GROUP };
+
 typedef struct vm_llv {
     vm_queue_t base;
     vm_llv_block_t *head, *tail;
-    vm_pool_t *pool;
     const vm_llv_kernel_t *kern;
-    vm_llv_geom_t geo;
+    vm_llv_geom_t geo[2]; /* SMALL, LARGE */
+    vm_pool_t *pool[2];   /* the same pool twice when llv.block is the small size */
     /* PRQ fingerprint classes (llv.h): the care mask of each, and its live entries; a class
      * without live entries is free for the next new care mask. */
     uint64_t cls_care[VM_LLV_CLASSES];
@@ -86,16 +92,18 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     const vm_llv_kernel_t *kern = vm_llv_kernel((int)env->cfg->simd);
     if (!kern) /* the spec parser resolved and checked simd; this is a build mismatch */
         return VMATCH_EUNSUPPORTED;
-    vm_llv_geom_t geo;
-    vm_llv_geom_init(&geo, env->cfg->llv_block, side);
-    vm_pool_t *pool = vm_env_pool(env, geo.size);
-    vm_llv_t *l = pool ? vm_mem_alloc(&env->mem, sizeof *l) : NULL;
+    vm_llv_geom_t geo[2];
+    vm_llv_geom_init(&geo[SMALL], SMALL_SLOTS, side);
+    vm_llv_geom_init(&geo[LARGE], env->cfg->llv_block, side);
+    vm_pool_t *small = vm_env_pool(env, geo[SMALL].size);
+    vm_pool_t *large = small ? vm_env_pool(env, geo[LARGE].size) : NULL;
+    vm_llv_t *l = large ? vm_mem_alloc(&env->mem, sizeof *l) : NULL;
     if (!l)
         return VMATCH_ENOMEM;
     *l = (vm_llv_t){.base = {.ops = &vm_llv_storage, .env = env, .side = side},
-                    .pool = pool,
                     .kern = kern,
-                    .geo = geo,
+                    .geo = {geo[SMALL], geo[LARGE]},
+                    .pool = {small, large},
                     .cls_care = {~(uint64_t)0}};
 #ifdef VMATCH_SIMD_DEBUG
     fprintf(stderr, "vmatch: llv %s queue searches with the %s kernel\n",
@@ -105,12 +113,18 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     return VMATCH_OK;
 }
 
+/* The pool block b came from. */
+static vm_pool_t *llv_pool_of(const vm_llv_t *l, const vm_llv_block_t *b)
+{
+    return l->pool[b->geo == &l->geo[LARGE]];
+}
+
 static void llv_destroy(vm_queue_t *q)
 {
     vm_llv_t *l = (vm_llv_t *)q;
     for (vm_llv_block_t *b = l->head, *next; b; b = next) {
         next = b->next;
-        vm_pool_put(l->pool, b);
+        vm_pool_put(llv_pool_of(l, b), b);
     }
     vm_mem_free(&q->env->mem, l, sizeof *l);
 }
@@ -118,14 +132,17 @@ static void llv_destroy(vm_queue_t *q)
 /* Paths off the per-match fast path: out of line, so the fast path keeps its registers. */
 #define VM_LLV_COLD __attribute__((noinline, cold))
 
-/* A new empty block at the tail of the queue, or NULL when memory runs out. */
+/* A new empty block at the tail of the queue, or NULL when memory runs out: small while the
+ * queue fits in a small block, large after. */
 VM_LLV_COLD static vm_llv_block_t *llv_grow(vm_llv_t *l)
 {
-    vm_llv_block_t *b = vm_pool_get(l->pool);
+    int size = l->base.len < SMALL_SLOTS ? SMALL : LARGE;
+    const vm_llv_geom_t *g = &l->geo[size];
+    vm_llv_block_t *b = vm_pool_get(l->pool[size]);
     if (!b)
         return NULL;
-    *b = (vm_llv_block_t){.prev = l->tail};
-    memset(b->map, 0, (l->geo.has_wild ? 2u : 1u) * l->geo.groups * sizeof(uint64_t));
+    *b = (vm_llv_block_t){.prev = l->tail, .geo = g};
+    memset(b->map, 0, (g->has_wild ? 2u : 1u) * g->groups * sizeof(uint64_t));
     if (l->tail)
         l->tail->next = b;
     else
@@ -157,7 +174,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
 {
     int k = llv_class_of(l, care);
     if (k < 0) { /* no class: the kernels compare it on the full lanes */
-        b->map[l->geo.groups + i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
+        b->map[b->geo->groups + i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
         b->wild++;
         return bits;
     }
@@ -170,7 +187,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
 VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t i,
                                         uint64_t care)
 {
-    uint64_t *wild = &b->map[l->geo.groups + i / VM_LLV_GROUP];
+    uint64_t *wild = &b->map[b->geo->groups + i / VM_LLV_GROUP];
     uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
     if (*wild & bit) {
         *wild &= ~bit;
@@ -183,68 +200,96 @@ VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t
     l->cls_live[k]--;
 }
 
-static int llv_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                      uint64_t seq)
+/* Write an entry into the next slot of b, which has room; hashed is what its fingerprint is
+ * taken of (bits, or bits & care for a wildcard receive with a class). */
+static inline __attribute__((always_inline)) void llv_put(vm_llv_t *l, vm_llv_block_t *b,
+                                                          uint64_t bits, uint64_t hashed,
+                                                          uint64_t care, void *payload,
+                                                          uint64_t seq)
 {
-    vm_llv_t *l = (vm_llv_t *)q;
-    const vm_llv_geom_t *g = &l->geo;
-    vm_llv_block_t *b = l->tail;
-    if (!b || b->tail == g->slots) {
-        b = llv_grow(l);
-        if (!b)
-            return VMATCH_ENOMEM;
-    }
+    const vm_llv_geom_t *g = b->geo;
     uint32_t i = b->tail++;
-    uint64_t hashed = bits;
-    if (q->side == VM_PRQ) {
+    if (l->base.side == VM_PRQ)
         vm_llv_lane(b, g->care)[i] = care;
-        if (care != ~(vmatch_bits_t)0)
-            hashed = llv_book_wild(l, b, i, bits, care);
-    }
     /* Class 0 needs no count: a search always compares it. */
     b->classes |= 1;
-    vm_llv_fps(b, g)[i] = (uint16_t)vm_llv_fp(hashed);
+    vm_llv_fps(b)[i] = (uint16_t)vm_llv_fp(hashed);
     vm_llv_lane(b, g->bits)[i] = bits;
     vm_llv_lane(b, g->payload)[i] = (uint64_t)(uintptr_t)payload;
     vm_llv_lane(b, g->seq)[i] = seq;
     b->map[i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
     b->live++;
-    q->len++;
+    l->base.len++;
+}
+
+/* An append that needs a new block or is a wildcard receive: out of line, so the common
+ * append needs no registers saved. */
+__attribute__((noinline)) static int llv_append_slow(vm_llv_t *l, uint64_t bits, uint64_t care,
+                                                     void *payload, uint64_t seq)
+{
+    vm_llv_block_t *b = l->tail;
+    uint64_t hashed = bits;
+    if (!b || b->tail == b->geo->slots) {
+        b = llv_grow(l);
+        if (!b)
+            return VMATCH_ENOMEM;
+    }
+    if (l->base.side == VM_PRQ && care != ~(uint64_t)0)
+        hashed = llv_book_wild(l, b, b->tail, bits, care);
+    llv_put(l, b, bits, hashed, care, payload, seq);
+    return VMATCH_OK;
+}
+
+static int llv_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                      uint64_t seq)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    vm_llv_block_t *b = l->tail;
+    if (!b || b->tail == b->geo->slots || (q->side == VM_PRQ && care != ~(vmatch_bits_t)0))
+        return llv_append_slow(l, bits, care, payload, seq);
+    llv_put(l, b, bits, bits, care, payload, seq);
     return VMATCH_OK;
 }
 
 /* Live slots of b from its head up to and including slot: the entries a list walk would
- * have compared in this block. */
+ * have compared in this block.  Counted from whichever end of the block is nearer, so a
+ * match near the tail of a large block does not cost a pass over its bitmap. */
 static uint64_t rank(const vm_llv_block_t *b, uint32_t slot)
 {
-    uint32_t last = slot / VM_LLV_GROUP;
-    uint64_t n = 0;
-    for (uint32_t w = b->start; w < last; w++)
-        n += (uint64_t)__builtin_popcountll(b->map[w]);
+    uint32_t w = slot / VM_LLV_GROUP, end = vm_llv_end(b);
     uint64_t upto = ~(uint64_t)0 >> (VM_LLV_GROUP - 1 - slot % VM_LLV_GROUP);
-    return n + (uint64_t)__builtin_popcountll(b->map[last] & upto);
+    uint64_t n = (uint64_t)__builtin_popcountll(b->map[w] & upto);
+    if (w - b->start <= end - w) {
+        for (uint32_t x = b->start; x < w; x++)
+            n += (uint64_t)__builtin_popcountll(b->map[x]);
+        return n;
+    }
+    uint64_t after = (uint64_t)__builtin_popcountll(b->map[w] & ~upto);
+    for (uint32_t x = w + 1; x < end; x++)
+        after += (uint64_t)__builtin_popcountll(b->map[x]);
+    return b->live - after;
 }
 
 /* Fill *hit for slot i of b.  Always returns 1. */
-static int llv_hit(const vm_llv_t *l, vm_llv_block_t *b, uint32_t i, vm_hit_t *hit)
+static int llv_hit(vm_llv_block_t *b, uint32_t i, vm_hit_t *hit)
 {
-    *hit = (vm_hit_t){.payload = (void *)(uintptr_t)vm_llv_lane(b, l->geo.payload)[i],
-                      .seq = vm_llv_lane(b, l->geo.seq)[i],
+    const vm_llv_geom_t *g = b->geo;
+    *hit = (vm_hit_t){.payload = (void *)(uintptr_t)vm_llv_lane(b, g->payload)[i],
+                      .seq = vm_llv_lane(b, g->seq)[i],
                       .where = b,
                       .slot = i};
     return 1;
 }
 
 /* The end of a kernel search: *hit and the entries a list walk would have compared. */
-static int llv_found(const vm_llv_t *l, int found, const vm_llv_pos_t *pos, vm_hit_t *hit,
-                     uint64_t *inspected)
+static int llv_found(int found, const vm_llv_pos_t *pos, vm_hit_t *hit, uint64_t *inspected)
 {
     if (!found) {
         *inspected += pos->passed;
         return 0;
     }
     *inspected += pos->passed + rank(pos->block, pos->slot);
-    return llv_hit(l, pos->block, pos->slot, hit);
+    return llv_hit(pos->block, pos->slot, hit);
 }
 
 /* Queues this short are searched with plain scalar compares, slot by slot in queue order:
@@ -263,11 +308,10 @@ static inline __attribute__((always_inline)) int llv_scan(vm_llv_t *l, enum scan
                                                           uint64_t key, uint64_t keycare,
                                                           vm_hit_t *hit, uint64_t *inspected)
 {
-    const vm_llv_geom_t *g = &l->geo;
     uint64_t seen = 0;
     for (vm_llv_block_t *b = l->head; b; b = b->next) {
-        const uint64_t *v = vm_llv_lane(b, mode == SCAN_PAYLOAD ? g->payload : g->bits);
-        const uint64_t *care = mode == SCAN_PRQ ? vm_llv_lane(b, g->care) : NULL;
+        const uint64_t *v = mode == SCAN_PAYLOAD ? vm_llv_payload(b) : vm_llv_bits(b);
+        const uint64_t *care = mode == SCAN_PRQ ? vm_llv_care(b) : NULL;
         for (uint32_t w = b->start, end = vm_llv_end(b); w < end; w++) {
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
                 uint32_t i = w * VM_LLV_GROUP + (uint32_t)__builtin_ctzll(m);
@@ -277,7 +321,7 @@ static inline __attribute__((always_inline)) int llv_scan(vm_llv_t *l, enum scan
                 seen++;
                 if (ok) {
                     *inspected += seen;
-                    return llv_hit(l, b, i, hit);
+                    return llv_hit(b, i, hit);
                 }
             }
         }
@@ -286,25 +330,14 @@ static inline __attribute__((always_inline)) int llv_scan(vm_llv_t *l, enum scan
     return 0;
 }
 
-static int llv_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
-                    uint64_t *inspected)
+/* The search past a head entry that did not match: slot by slot for a short queue, else the
+ * kernel.  Out of line, so a match at the head costs no more than a few loads. */
+__attribute__((noinline)) static int llv_search(vm_llv_t *l, vmatch_bits_t key,
+                                                vmatch_bits_t keycare, vm_hit_t *hit,
+                                                uint64_t *inspected)
 {
-    vm_llv_t *l = (vm_llv_t *)q;
-    const vm_llv_geom_t *g = &l->geo;
-    int prq = q->side == VM_PRQ;
-    if (!q->len)
-        return 0;
-    /* The head entry first, scalar: a queue is often matched at its head (the forward
-     * search of the benchmarks, and much real traffic), and then nothing else is read. */
-    vm_llv_block_t *b = l->head;
-    uint32_t i = b->head;
-    uint64_t bits = vm_llv_lane(b, g->bits)[i];
-    if (prq ? ((key ^ bits) & vm_llv_lane(b, g->care)[i]) == 0
-            : ((bits ^ key) & keycare) == 0) {
-        *inspected += 1;
-        return llv_hit(l, b, i, hit);
-    }
-    if (q->len <= VM_LLV_SHORT)
+    int prq = l->base.side == VM_PRQ;
+    if (l->base.len <= VM_LLV_SHORT)
         return prq ? llv_scan(l, SCAN_PRQ, key, 0, hit, inspected)
                    : llv_scan(l, SCAN_UMQ, key, keycare, hit, inspected);
     vm_llv_pos_t pos;
@@ -317,31 +350,50 @@ static int llv_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_
                 p.fp[k] = vm_llv_fp(key & l->cls_care[k]);
             }
         }
-        found = l->kern->find_key(b, g, &p, &pos);
+        found = l->kern->find_key(l->head, &p, &pos);
     } else {
-        found = l->kern->find_masked(b, g, g->bits, key, keycare, &pos);
+        found = l->kern->find_masked(l->head, VM_LLV_BITS, key, keycare, &pos);
     }
-    return llv_found(l, found, &pos, hit, inspected);
+    return llv_found(found, &pos, hit, inspected);
+}
+
+static int llv_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
+                    uint64_t *inspected)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    if (!q->len)
+        return 0;
+    /* The head entry first, scalar: a queue is often matched at its head (the forward
+     * search of the benchmarks, and much real traffic), and then nothing else is read. */
+    vm_llv_block_t *b = l->head;
+    const vm_llv_geom_t *g = b->geo;
+    uint32_t i = b->head;
+    uint64_t bits = vm_llv_lane(b, g->bits)[i];
+    if (q->side == VM_PRQ ? ((key ^ bits) & vm_llv_lane(b, g->care)[i]) == 0
+                          : ((bits ^ key) & keycare) == 0) {
+        *inspected += 1;
+        return llv_hit(b, i, hit);
+    }
+    return llv_search(l, key, keycare, hit, inspected);
 }
 
 static int llv_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
                             uint64_t *inspected)
 {
     vm_llv_t *l = (vm_llv_t *)q;
-    const vm_llv_geom_t *g = &l->geo;
     uint64_t key = (uint64_t)(uintptr_t)payload;
     if (!q->len)
         return 0;
     vm_llv_block_t *b = l->head;
-    if (vm_llv_lane(b, g->payload)[b->head] == key) {
+    if (vm_llv_payload(b)[b->head] == key) {
         *inspected += 1;
-        return llv_hit(l, b, b->head, hit);
+        return llv_hit(b, b->head, hit);
     }
     if (q->len <= VM_LLV_SHORT)
         return llv_scan(l, SCAN_PAYLOAD, key, 0, hit, inspected);
     vm_llv_pos_t pos;
-    int found = l->kern->find_masked(b, g, g->payload, key, ~(uint64_t)0, &pos);
-    return llv_found(l, found, &pos, hit, inspected);
+    int found = l->kern->find_masked(b, VM_LLV_PAYLOAD, key, ~(uint64_t)0, &pos);
+    return llv_found(found, &pos, hit, inspected);
 }
 
 /* First live slot at or after i (the block has one). */
@@ -364,44 +416,65 @@ static uint32_t prev_live(const vm_llv_block_t *b, uint32_t i)
     return w * VM_LLV_GROUP + VM_LLV_GROUP - 1 - (uint32_t)__builtin_clzll(m);
 }
 
-static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
+/* Block b has emptied: keep it if it is the queue's only one, else unlink it and give it
+ * back to the pool. */
+VM_LLV_COLD static void llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
 {
-    vm_llv_t *l = (vm_llv_t *)q;
-    vm_llv_block_t *b = hit->where;
-    uint32_t i = hit->slot, w = i / VM_LLV_GROUP;
-    uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
-    b->map[w] &= ~bit;
-    if (q->side == VM_PRQ) {
-        uint64_t care = vm_llv_lane(b, l->geo.care)[i];
-        if (care != ~(uint64_t)0)
-            llv_forget_wild(l, b, i, care);
-    }
-    q->len--;
-    if (--b->live == 0 && !b->prev && !b->next) {
+    if (!b->prev && !b->next) {
         /* The queue's only block stays: a short queue that empties and refills on every
          * match then never goes to the pool (measured for lla; the same holds here). */
         b->head = b->tail = b->start = 0;
         b->classes = 0;
         return;
     }
-    if (b->live == 0) {
-        if (b->prev)
-            b->prev->next = b->next;
-        else
-            l->head = b->next;
-        if (b->next)
-            b->next->prev = b->prev;
-        else
-            l->tail = b->prev;
-        vm_pool_put(l->pool, b);
-        return;
-    }
-    if (i == b->head) {
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        l->head = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    else
+        l->tail = b->prev;
+    vm_pool_put(llv_pool_of(l, b), b);
+}
+
+/* Slot i of b has been cleared: count it out, then trim the block's edges or drop it. */
+static inline __attribute__((always_inline)) void llv_settle(vm_llv_t *l, vm_llv_block_t *b,
+                                                             uint32_t i)
+{
+    l->base.len--;
+    if (--b->live == 0) {
+        llv_emptied(l, b);
+    } else if (i == b->head) { /* (head and tail at once would have emptied the block) */
         b->head = next_live(b, i);
         b->start = b->head / VM_LLV_GROUP;
-    }
-    if (i + 1 == b->tail)
+    } else if (i + 1 == b->tail) {
         b->tail = prev_live(b, i) + 1;
+    }
+}
+
+/* Removal of a wildcard receive: out of line, like its append. */
+__attribute__((noinline)) static void llv_remove_wild(vm_llv_t *l, vm_llv_block_t *b,
+                                                      uint32_t i, uint64_t care)
+{
+    llv_forget_wild(l, b, i, care);
+    llv_settle(l, b, i);
+}
+
+static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
+{
+    vm_llv_t *l = (vm_llv_t *)q;
+    vm_llv_block_t *b = hit->where;
+    uint32_t i = hit->slot;
+    b->map[i / VM_LLV_GROUP] &= ~((uint64_t)1 << (i % VM_LLV_GROUP));
+    if (q->side == VM_PRQ) {
+        uint64_t care = vm_llv_lane(b, b->geo->care)[i];
+        if (care != ~(uint64_t)0) {
+            llv_remove_wild(l, b, i, care);
+            return;
+        }
+    }
+    llv_settle(l, b, i);
 }
 
 const vm_storage_t vm_llv_storage = {

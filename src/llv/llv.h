@@ -36,8 +36,18 @@
  * 64-bit lanes 512 bytes, whole vectors for every kernel. */
 #define VM_LLV_GROUP 64
 
+/* Where the lanes of a block are.  A queue has two block sizes (llv.c): small blocks while
+ * it is short, llv.block slots once it is long; each block points at its geometry. */
+typedef struct vm_llv_geom {
+    uint32_t slots, groups;
+    uint32_t fp, bits, care, payload, seq; /* byte offsets in the block; care 0 on the UMQ */
+    uint32_t size;                         /* bytes per block, a multiple of 64 */
+    int has_wild;                          /* PRQ: map + groups is the wild bitmap */
+} vm_llv_geom_t;
+
 typedef struct vm_llv_block {
     struct vm_llv_block *next, *prev;
+    const vm_llv_geom_t *geo;
     uint32_t head, tail; /* live slots lie in [head, tail) */
     uint32_t start;      /* first group a search reads, head / VM_LLV_GROUP: the thesis's
                             start pointer, which here moves with every head removal */
@@ -48,31 +58,45 @@ typedef struct vm_llv_block {
     uint64_t map[];      /* live bitmap (groups words), then on the PRQ the wild bitmap */
 } vm_llv_block_t;
 
-/* Where the lanes of every block of one queue are. */
-typedef struct vm_llv_geom {
-    uint32_t slots, groups;
-    uint32_t fp, bits, care, payload, seq; /* byte offsets in the block; care 0 on the UMQ */
-    uint32_t size;                         /* bytes per block, a multiple of 64 */
-    int has_wild;                          /* PRQ: map + groups is the wild bitmap */
-} vm_llv_geom_t;
-
 /* Lay out blocks of `slots` slots (a multiple of VM_LLV_GROUP) for side. */
 void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side);
 
-static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b, const vm_llv_geom_t *g)
+static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b)
 {
-    return (uint16_t *)((char *)b + g->fp);
+    return (uint16_t *)((char *)b + b->geo->fp);
 }
 
+/* The 64-bit lane at byte offset off of b (a field of its geometry). */
 static inline uint64_t *vm_llv_lane(const vm_llv_block_t *b, uint32_t off)
 {
     return (uint64_t *)((char *)b + off);
 }
 
-/* The wild bitmap of b, or NULL when b has no wild slot (always on the UMQ). */
-static inline const uint64_t *vm_llv_wild(const vm_llv_block_t *b, const vm_llv_geom_t *g)
+static inline uint64_t *vm_llv_bits(const vm_llv_block_t *b)
 {
-    return b->wild ? b->map + g->groups : NULL;
+    return vm_llv_lane(b, b->geo->bits);
+}
+
+/* The care lane of a PRQ block; NULL on the UMQ. */
+static inline uint64_t *vm_llv_care(const vm_llv_block_t *b)
+{
+    return b->geo->care ? vm_llv_lane(b, b->geo->care) : NULL;
+}
+
+static inline uint64_t *vm_llv_payload(const vm_llv_block_t *b)
+{
+    return vm_llv_lane(b, b->geo->payload);
+}
+
+static inline uint64_t *vm_llv_seq(const vm_llv_block_t *b)
+{
+    return vm_llv_lane(b, b->geo->seq);
+}
+
+/* The wild bitmap of b, or NULL when b has no wild slot (always on the UMQ). */
+static inline const uint64_t *vm_llv_wild(const vm_llv_block_t *b)
+{
+    return b->wild ? b->map + b->geo->groups : NULL;
 }
 
 /* One past the last group holding live slots. */
@@ -108,18 +132,20 @@ typedef struct vm_llv_pos {
     uint64_t passed; /* live slots of the blocks passed over (all of them when not found) */
 } vm_llv_pos_t;
 
+/* The 64-bit lanes a find_masked search can compare. */
+enum vm_llv_lane_id { VM_LLV_BITS, VM_LLV_PAYLOAD };
+
 /* A search kernel.  Each walks blocks from b on, group by group from b->start, and returns 1
  * with *pos at the first live slot in queue order that matches, or 0 (pos->passed set). */
 typedef struct vm_llv_kernel {
     const char *name;
     /* Slots that match p->key: ((key ^ bits) & care) == 0 on the PRQ (care all ones for
      * class 0), bits == key on the UMQ. */
-    int (*find_key)(vm_llv_block_t *b, const vm_llv_geom_t *g, const vm_llv_probe_t *p,
-                    vm_llv_pos_t *pos);
-    /* Slots whose 64-bit lane at byte offset `lane` satisfies ((lane ^ key) & care) == 0:
-     * a UMQ search with a wildcard care (lane bits), or a payload (lane payload). */
-    int (*find_masked)(vm_llv_block_t *b, const vm_llv_geom_t *g, uint32_t lane, uint64_t key,
-                       uint64_t care, vm_llv_pos_t *pos);
+    int (*find_key)(vm_llv_block_t *b, const vm_llv_probe_t *p, vm_llv_pos_t *pos);
+    /* Slots whose lane value v satisfies ((v ^ key) & care) == 0: a UMQ search with a
+     * wildcard care (VM_LLV_BITS), or a payload (VM_LLV_PAYLOAD, care all ones). */
+    int (*find_masked)(vm_llv_block_t *b, enum vm_llv_lane_id lane, uint64_t key, uint64_t care,
+                       vm_llv_pos_t *pos);
 } vm_llv_kernel_t;
 
 extern const vm_llv_kernel_t vm_llv_scalar;

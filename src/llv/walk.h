@@ -57,7 +57,9 @@ VM_LLV_INLINE uint32_t vm_llv_verify(const uint64_t *bits, const uint64_t *care,
  * does not follow the jump from one block to the next, to take over. */
 #define VM_LLV_PREFETCH_LINES 4
 
-/* Prefetch the header and the first fingerprint lines of block b. */
+/* Prefetch the header and the first fingerprint lines of block b, guessing that it has the
+ * geometry g of the block before it (true but for the first large block after a small one;
+ * a wrong guess only wastes the hint). */
 VM_LLV_INLINE void vm_llv_prefetch(const vm_llv_block_t *b, const vm_llv_geom_t *g)
 {
     __builtin_prefetch(b);
@@ -66,15 +68,16 @@ VM_LLV_INLINE void vm_llv_prefetch(const vm_llv_block_t *b, const vm_llv_geom_t 
 }
 
 /* find_key over blocks from b on (see vm_llv_kernel_t). */
-VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_geom_t *g,
-                                  const vm_llv_probe_t *p, const void *ctx, vm_llv_pos_t *pos,
-                                  vm_llv_any_fn any, vm_llv_mask_fn mask, vm_llv_wild_fn wild)
+VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_probe_t *p, const void *ctx,
+                                  vm_llv_pos_t *pos, vm_llv_any_fn any, vm_llv_mask_fn mask,
+                                  vm_llv_wild_fn wild)
 {
     uint64_t passed = 0;
     for (; b; b = b->next) {
-        const uint16_t *fp = vm_llv_fps(b, g);
-        const uint64_t *bits = vm_llv_lane(b, g->bits), *wmap = vm_llv_wild(b, g);
-        const uint64_t *care = g->care ? vm_llv_lane(b, g->care) : NULL;
+        const vm_llv_geom_t *g = b->geo;
+        const uint16_t *fp = vm_llv_fps(b);
+        const uint64_t *bits = vm_llv_bits(b), *wmap = vm_llv_wild(b);
+        const uint64_t *care = vm_llv_care(b);
         unsigned cls = b->classes & p->classes;
         uint32_t r = b->start, end = vm_llv_end(b);
         if (b->next) /* its header and first fingerprints, while this block is searched */
@@ -122,12 +125,12 @@ VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_geom_t *g,
 }
 
 /* find_masked over blocks from b on (see vm_llv_kernel_t). */
-VM_LLV_INLINE int vm_llv_walk_masked(vm_llv_block_t *b, uint32_t lane, const void *ctx,
-                                     vm_llv_pos_t *pos, vm_llv_first_fn first)
+VM_LLV_INLINE int vm_llv_walk_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane,
+                                     const void *ctx, vm_llv_pos_t *pos, vm_llv_first_fn first)
 {
     uint64_t passed = 0;
     for (; b; b = b->next) {
-        const uint64_t *v = vm_llv_lane(b, lane);
+        const uint64_t *v = lane == VM_LLV_BITS ? vm_llv_bits(b) : vm_llv_payload(b);
         for (uint32_t r = b->start, end = vm_llv_end(b); r < end; r++) {
             uint64_t live = b->map[r];
             if (!live)
