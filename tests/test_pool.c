@@ -45,15 +45,20 @@ static void test_get_put(size_t size, size_t align)
     vm_pool_put(&p, objs[7]);
     CHECK(vm_pool_get(&p) == objs[7]);
 
-    /* Returning everything unmaps every slab but one spare. */
+    /* Returning everything unmaps every slab but the spare and those holding the objects
+     * kept in the cache of recently returned ones (at most cache_max, about 8 KiB). */
+    CHECK(p.cache_max >= 1 && p.cache_max <= VM_POOL_CACHE);
+    CHECK(p.cache_max * p.obj_size <= 8192 || p.cache_max == 1);
     for (int i = 0; i < MANY; i++)
         vm_pool_put(&p, objs[i]);
-    CHECK_EQ(p.nslabs, 1);
-    CHECK_EQ(m.bytes, p.slab_size);
-    /* The spare slab is reused before a new one is mapped. */
+    CHECK_EQ(p.ncached, p.cache_max);
+    CHECK(p.nslabs >= 1 && p.nslabs <= 1 + p.cache_max);
+    CHECK_EQ(m.bytes, p.nslabs * p.slab_size);
+    /* The cache filled with the first objects returned and hands out its newest first,
+     * without mapping a slab. */
     void *again = vm_pool_get(&p);
-    CHECK(again != NULL);
-    CHECK_EQ(m.bytes, p.slab_size);
+    CHECK(again == objs[p.cache_max - 1]);
+    CHECK_EQ(m.bytes, p.nslabs * p.slab_size);
     vm_pool_put(&p, again);
     vm_pool_fini(&p);
     CHECK_EQ(m.bytes, 0);

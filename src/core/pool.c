@@ -17,7 +17,7 @@
 #include <numaif.h>
 #endif
 
-enum { SLAB_HEADER = 64, SLAB_MIN = 64 * 1024, SLAB_MIN_OBJECTS = 8 };
+enum { SLAB_HEADER = 64, SLAB_MIN = 64 * 1024, SLAB_MIN_OBJECTS = 8, CACHE_BYTES = 8192 };
 
 struct vm_slab {
     vm_slab_t *prev, *next;         /* partial list */
@@ -147,6 +147,8 @@ void vm_pool_init(vm_pool_t *p, vm_mem_t *m, size_t obj_size)
         slab *= 2;
     *p = (vm_pool_t){.mem = m, .obj_size = obj_size, .slab_size = slab};
     p->per_slab = (uint32_t)((slab - SLAB_HEADER) / obj_size);
+    size_t cache = CACHE_BYTES / obj_size;
+    p->cache_max = cache < 1 ? 1 : cache > VM_POOL_CACHE ? VM_POOL_CACHE : (uint32_t)cache;
 }
 
 void vm_pool_fini(vm_pool_t *p)
@@ -159,10 +161,13 @@ void vm_pool_fini(vm_pool_t *p)
     }
     p->slabs = p->partial = p->spare = NULL;
     p->nslabs = 0;
+    p->ncached = 0;
 }
 
 void *vm_pool_get(vm_pool_t *p)
 {
+    if (p->ncached)
+        return p->cache[--p->ncached];
     vm_slab_t *s = p->partial;
     if (!s && p->spare) {
         s = p->spare;
@@ -194,6 +199,10 @@ void *vm_pool_get(vm_pool_t *p)
 
 void vm_pool_put(vm_pool_t *p, void *obj)
 {
+    if (p->ncached < p->cache_max) {
+        p->cache[p->ncached++] = obj;
+        return;
+    }
     vm_slab_t *s = (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->slab_size - 1));
     *(void **)obj = s->free;
     s->free = obj;

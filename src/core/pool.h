@@ -31,6 +31,8 @@ int vm_numa_nodes(void);
 
 typedef struct vm_slab vm_slab_t;
 
+enum { VM_POOL_CACHE = 32 };
+
 typedef struct vm_pool {
     vm_mem_t *mem;
     size_t obj_size;    /* rounded up to 16; a multiple of 64 gives 64-byte aligned objects */
@@ -40,6 +42,11 @@ typedef struct vm_pool {
     vm_slab_t *spare;   /* one empty slab kept for reuse, or NULL */
     vm_slab_t *slabs;   /* every slab, for vm_pool_fini */
     uint64_t nslabs;
+    /* Recently returned objects, handed out again first (LIFO, so they are warm in cache).
+     * A queue that oscillates around one length then never touches slab bookkeeping.  At
+     * most cache_max objects and about 8 KiB are held this way. */
+    uint32_t ncached, cache_max;
+    void *cache[VM_POOL_CACHE];
 } vm_pool_t;
 
 /* Set up a pool of objects of obj_size bytes (no memory is taken until the first get). */
@@ -48,7 +55,8 @@ void vm_pool_init(vm_pool_t *p, vm_mem_t *m, size_t obj_size);
 void vm_pool_fini(vm_pool_t *p);
 /* An object, or NULL when memory runs out. */
 void *vm_pool_get(vm_pool_t *p);
-/* Return an object.  A slab that empties is unmapped unless it is the only empty one. */
+/* Return an object.  Past the cache, a slab that empties is unmapped unless it is the only
+ * empty one. */
 void vm_pool_put(vm_pool_t *p, void *obj);
 
 #endif
