@@ -56,6 +56,7 @@
 //   --vmatch_lengths=N,N,...  queue lengths of every row, instead of the grid's
 
 #include "baseline.h"
+#include "stats.h"
 #include "vmatch.h"
 
 #include <benchmark/benchmark.h>
@@ -579,19 +580,8 @@ std::string bench_name(Kind k, const std::string &label, Side s, Order o, uint64
     return n + std::to_string(len);
 }
 
-// The q-quantile of v (0 <= q <= 1), interpolating between neighbours.
-double quantile(std::vector<double> v, double q)
-{
-    std::sort(v.begin(), v.end());
-    double pos = q * (double)(v.size() - 1);
-    size_t i = (size_t)pos;
-    return i + 1 < v.size() ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
-}
-
-double median(const std::vector<double> &v)
-{
-    return quantile(v, 0.5);
-}
+using vmb::median;
+using vmb::quantile;
 
 double min_of(const std::vector<double> &v)
 {

@@ -17,6 +17,7 @@
 #include "baseline.h"
 #include "gen.h"
 #include "replay.h"
+#include "stats.h"
 #include "trace.h"
 #include "vmatch.h"
 
@@ -220,20 +221,8 @@ int ref_b_remove(void *self, void *msg)
 
 // ---- statistics ----
 
-double quantile(std::vector<double> v, double q)
-{
-    if (v.empty())
-        return NAN;
-    std::sort(v.begin(), v.end());
-    double pos = q * (double)(v.size() - 1);
-    size_t i = (size_t)pos;
-    return i + 1 < v.size() ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
-}
-
-double median(const std::vector<double> &v)
-{
-    return quantile(v, 0.5);
-}
+using vmb::median;
+using vmb::quantile;
 
 // ---- results ----
 
