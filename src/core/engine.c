@@ -84,8 +84,11 @@ static int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits
                    uint32_t cls, void *payload)
 {
     const vm_config_t *c = &e->cfg;
-    vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
-    int record = c->profile_record && (side == VM_UMQ || (care & src_field) == src_field);
+    int record = 0;
+    if (c->profile_record) { /* off by default: the common path skips the mask work */
+        vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
+        record = side == VM_UMQ || (care & src_field) == src_field;
+    }
     if (record && vm_prof_reserve(&e->prof, &e->env.mem) < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
     int rc = e->side[side]->ops->append(e->side[side], bits, care, cls, payload, e->seq);
