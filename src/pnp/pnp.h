@@ -1,0 +1,70 @@
+/* pnp.h -- partner selection and the partner tables of policy=pnp / pnp-static (pnp.c),
+ * shared with the tests and tools/vmatch-profile.
+ *
+ * Thesis chapter 4.  A source key names a rank in one communicator.  The metrics (§4.2.1)
+ * compute an edge point over a population of keys, absent keys counting zero, as Algorithm
+ * 4.1 does over all P processes; a key whose count exceeds the edge point is a partner.
+ */
+#ifndef VM_PNP_H
+#define VM_PNP_H
+
+#include "pool.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum vm_pnp_metric { VM_PNP_AVERAGE, VM_PNP_MEDIAN, VM_PNP_FENCE };
+
+/* "average", "median", "fence"; NULL for an unknown metric. */
+const char *vm_pnp_metric_name(int metric);
+/* The metric named by the n bytes at s, or -1. */
+int vm_pnp_metric_parse(const char *s, size_t n);
+
+/* The edge point of counts[0..n) sorted ascending, in a population of pop >= n keys of which
+ * the other pop - n count zero: the average, the median, or the upper fence
+ * Q3 + alpha * (Q3 - Q1).  Quartiles and median interpolate linearly between ranks. */
+double vm_pnp_edge(const uint64_t *sorted, size_t n, uint64_t pop, int metric, double alpha);
+
+/* Choose partners among n keys with counts[i] > 0 in a population of pop keys: the keys whose
+ * count exceeds the edge point, highest count first (ties: the lower index first), at most
+ * max of them.  scratch has room for n counts, out for n indices.  Returns how many indices
+ * were written to out; *edge (may be NULL) gets the edge point. */
+size_t vm_pnp_choose(const uint64_t *counts, size_t n, uint64_t pop, int metric, double alpha,
+                     size_t max, uint64_t *scratch, size_t *out, double *edge);
+
+/* A perfect hash by row displacement (thesis §4.2.2): key k sits in row k >> shift, column
+ * k & (m - 1) of an m x m grid (m a power of two with m * m > the largest key); each row is
+ * shifted right by disp[row] so that no two keys share a column, and the grid collapses into
+ * one array of slots.  A lookup is two shifts, a mask and one compare. */
+typedef struct vm_phash {
+    uint32_t shift, rows; /* m = 1 << shift; rows = the rows that hold a key */
+    uint32_t *disp;       /* per row (bytes: its size) */
+    uint64_t *key;        /* per slot: key + 1, 0 when empty */
+    uint32_t *val;        /* per slot, in the same allocation as key[] */
+    uint32_t nslots;
+    size_t bytes;
+} vm_phash_t;
+
+/* Bytes a table holds. */
+static inline size_t vm_phash_bytes(const vm_phash_t *h)
+{
+    return h->bytes + h->nslots * (sizeof *h->key + sizeof *h->val);
+}
+
+/* Build the table of n distinct keys with their values.  VMATCH_OK or VMATCH_ENOMEM (h left
+ * empty). */
+int vm_phash_build(vm_phash_t *h, vm_mem_t *mem, const uint64_t *keys, const uint32_t *vals,
+                   size_t n);
+void vm_phash_free(vm_phash_t *h, vm_mem_t *mem);
+
+/* The value of key, or -1 when key is not in the table. */
+static inline int64_t vm_phash_find(const vm_phash_t *h, uint64_t key)
+{
+    uint64_t row = key >> h->shift;
+    if (row >= h->rows)
+        return -1;
+    uint64_t slot = h->disp[row] + (key & ((1ull << h->shift) - 1));
+    return slot < h->nslots && h->key[slot] == key + 1 ? (int64_t)h->val[slot] : -1;
+}
+
+#endif
