@@ -77,6 +77,27 @@ static const struct {
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
+/* Keys a policy needs, per variant.  pnp runs with thresholds of 2, 5 and 8 so that levels
+ * and partners form early and often, with every metric, and with caps that the traffic's
+ * 600 source keys fill (nprocs=256: 16, 64 and 256 partners per side), so the full table is
+ * met too.  pnp-static reads a profile the test records first (write_profile). */
+#define DIFF_NPROCS 256
+static const struct {
+    const char *policy;
+    const char *extra[NVARIANTS];
+    unsigned cap[NVARIANTS]; /* pnp.cap, for the partner bound */
+} policy_extra[] = {
+    {"pnp",
+     {"nprocs=256 pnp.threshold=2 pnp.cap=4", "nprocs=256 pnp.threshold=5 pnp.metric=median",
+      "nprocs=256 pnp.threshold=8 pnp.cap=16 pnp.metric=fence pnp.alpha=0.5"},
+     {4, 1, 16}},
+    {"pnp-static",
+     {"nprocs=256", "nprocs=256 pnp.cap=4 pnp.metric=median",
+      "nprocs=256 pnp.cap=16 pnp.metric=fence pnp.alpha=0"},
+     {1, 4, 16}},
+};
+#define NPOLICY_EXTRA (sizeof policy_extra / sizeof *policy_extra)
+
 enum op_kind { OP_POST, OP_ARRIVE, OP_PROBE, OP_IMPROBE, OP_CANCEL, OP_REMOVE, NOPS };
 static const char *const op_name[NOPS] = {"post",    "arrive", "probe",
                                           "improbe", "cancel", "remove_unexpected"};
@@ -138,6 +159,7 @@ typedef struct run {
     uint64_t ph_left;       /* operations left in the phase */
     enum pressure pressure; /* allocation failures armed in this phase */
     uint64_t last_searches, last_inspected;
+    uint64_t partner_bound, max_partners, max_levels; /* stats: partners never pass the bound */
     uint64_t n_enomem, n_matched, max_prq, max_umq, n_ops[NOPS];
 } run_t;
 
@@ -427,8 +449,13 @@ static int check_stats(run_t *r, const char *after)
         return mismatch(r, "after %s: searches/inspected went down", after);
     if (st.bytes == 0)
         return mismatch(r, "after %s: stats bytes == 0 for a live engine", after);
+    if (st.partners > r->partner_bound)
+        return mismatch(r, "after %s: %" PRIu64 " partners, more than the bound %" PRIu64,
+                        after, st.partners, r->partner_bound);
     r->last_searches = st.searches;
     r->last_inspected = st.inspected;
+    r->max_partners = st.partners > r->max_partners ? st.partners : r->max_partners;
+    r->max_levels = st.levels > r->max_levels ? st.levels : r->max_levels;
     return 1;
 }
 
@@ -538,6 +565,42 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/** Write a profile for pnp-static with the layout of spec (a variant's keys): per context,
+ * the hot sources post and send about 40 entries each, ranks below 30 three, the other ranks
+ * below 200 one, so every metric finds more partners than the smallest cap lets in.  Recorded
+ * by an engine and saved, as a user would.  Returns 1. */
+static int write_profile(const char *spec, const char *path)
+{
+    static char obj[1];
+    char rec[320];
+    vmatch_engine_t *e;
+    snprintf(rec, sizeof rec, "profile.record=on nprocs=%d %s", DIFF_NPROCS, spec);
+    int rc = vmatch_create(rec, &e);
+    if (rc != VMATCH_OK) {
+        fprintf(stderr, "test_diff: vmatch_create(\"%s\") = %d: %s\n", rec, rc,
+                vmatch_last_error());
+        return 0;
+    }
+    for (uint32_t ctx = 0; ctx < NCTX; ctx++)
+        for (int32_t src = 0; src < NSRC; src++) {
+            int n = src < 30 ? 3 : 1;
+            for (int h = 0; h < NHOT; h++)
+                n += src == hot_src[h] ? 39 : 0;
+            for (int i = 0; i < n; i++) { /* tags 1 and 2 never match each other */
+                vmatch_bits_t bits, care;
+                void *out;
+                vmatch_mpi_recv(e, ctx, src, 1, &bits, &care);
+                CHECK_EQ(vmatch_post(e, bits, care, 0, obj, &out), VMATCH_QUEUED);
+                CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, ctx, src, 2), 0, obj, &out),
+                         VMATCH_QUEUED);
+            }
+        }
+    rc = vmatch_profile_save(e, path);
+    vmatch_destroy(e);
+    CHECK_EQ(rc, VMATCH_OK);
+    return rc == VMATCH_OK;
+}
+
 /** Run one pair in variant v for nops operations from seed, with kernel simd (NULL for a
  * storage without kernels), adding the allocation failures it saw to *enomem.  Returns 1
  * when the engine agreed throughout (or the pair cannot run here), 0 on the first mismatch. */
@@ -545,7 +608,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
                     uint64_t seed, uint64_t nops, uint64_t *enomem)
 {
     const char *extra = variants[v].extra;
-    char spec[320], pair[128], label[160];
+    char spec[640], pair[128], label[160], pextra[320] = "", profile[64] = "";
     unsigned ctx_bits;
     run_t r;
     double t0 = now();
@@ -554,8 +617,20 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
 
     memset(&r, 0, sizeof r);
     snprintf(pair, sizeof pair, "%s/%s", policy, storage);
-    snprintf(spec, sizeof spec, "policy=%s storage=%s%s%s", policy, storage, *extra ? " " : "",
-             extra);
+    for (unsigned p = 0; p < NPOLICY_EXTRA; p++)
+        if (strcmp(policy, policy_extra[p].policy) == 0) {
+            snprintf(pextra, sizeof pextra, " %s", policy_extra[p].extra[v]);
+            r.partner_bound = 2 * (uint64_t)policy_extra[p].cap[v] * 16; /* c sqrt(256) */
+        }
+    if (strcmp(policy, "pnp-static") == 0) { /* the same file for every run of a variant */
+        snprintf(profile, sizeof profile, "test_diff-v%u.profile", v);
+        if (!write_profile(extra, profile))
+            return 0;
+        snprintf(pextra + strlen(pextra), sizeof pextra - strlen(pextra), " profile=%s",
+                 profile);
+    }
+    snprintf(spec, sizeof spec, "policy=%s storage=%s%s%s%s", policy, storage,
+             *extra ? " " : "", extra, pextra);
     if (simd) /* the kernel's keys go last, so the text before is the same as without */
         snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s simd=%s",
                  *variants[v].llv_extra ? " " : "", variants[v].llv_extra, simd);
@@ -604,14 +679,27 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     }
     if (ok)
         ok = drain_all(&r);
+    /* pnp must have formed what it is tested for: partners, and levels for the dynamic one. */
+    if (ok && r.partner_bound &&
+        (r.max_partners == 0 || (strcmp(policy, "pnp") == 0 && r.max_levels < 2))) {
+        fprintf(stderr, "test_diff: %s: only %" PRIu64 " partners and %" PRIu64 " levels\n",
+                spec, r.max_partners, r.max_levels);
+        ok = 0;
+    }
+    if (profile[0])
+        remove(profile);
+    char ptext[96] = "";
+    if (r.partner_bound)
+        snprintf(ptext, sizeof ptext, "; at most %" PRIu64 " partners, %" PRIu64 " levels",
+                 r.max_partners, r.max_levels);
 
     printf("test_diff: %-23s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
            " (post %" PRIu64 ", arrive %" PRIu64 ", probe %" PRIu64 ", improbe %" PRIu64
            ", cancel %" PRIu64 ", remove %" PRIu64 "; %" PRIu64 " matched, %" PRIu64
-           " ENOMEM, max PRQ %" PRIu64 ", max UMQ %" PRIu64 ")\n",
+           " ENOMEM, max PRQ %" PRIu64 ", max UMQ %" PRIu64 "%s)\n",
            label, v, seed, ok ? "agreed" : "DISAGREED", i, now() - t0, r.n_ops[OP_POST],
            r.n_ops[OP_ARRIVE], r.n_ops[OP_PROBE], r.n_ops[OP_IMPROBE], r.n_ops[OP_CANCEL],
-           r.n_ops[OP_REMOVE], r.n_matched, r.n_enomem, r.max_prq, r.max_umq);
+           r.n_ops[OP_REMOVE], r.n_matched, r.n_enomem, r.max_prq, r.max_umq, ptext);
     *enomem += r.n_enomem;
     ref_fini(&r.ref);
     vmatch_destroy(r.e);

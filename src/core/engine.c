@@ -59,8 +59,10 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     e->env.mem = (vm_mem_t){.bytes = sizeof *e, .numa = cfg.numa, .fail_after = -1};
     for (int s = 0; s < 2; s++) {
         rc = cfg.policy->create(&e->env, s, &e->side[s]);
-        if (rc < 0) {
+        if (rc < 0) { /* a policy explains EINVAL and EIO itself (bad spec or profile) */
             vmatch_destroy(e);
+            if (rc == VMATCH_EINVAL || rc == VMATCH_EIO)
+                return rc;
             return vm_fail(rc, "create: policy %s: %s", cfg.policy->name, vmatch_strerror(rc));
         }
     }

@@ -20,6 +20,7 @@ enum vm_side { VM_PRQ = 0, VM_UMQ = 1 };
 #define VM_MAX_POOLS 8
 
 typedef struct vm_storage vm_storage_t;
+typedef void vm_each_fn(void *arg, vmatch_bits_t bits, vmatch_bits_t care);
 typedef struct vm_policy vm_policy_t;
 
 /* Everything the spec sets (README.md lists the keys). */
@@ -33,6 +34,8 @@ typedef struct vm_config {
     uint32_t llv_block; /* slots per llv block, a multiple of VM_LLV_GROUP (64) */
     uint32_t simd;      /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
+    uint32_t pnp_threshold, pnp_cap, pnp_metric; /* pnp_metric: enum vm_pnp_metric */
+    double pnp_alpha;
     char profile[256]; /* path for the static designs; "" when not given */
 } vm_config_t;
 
@@ -83,6 +86,9 @@ struct vm_storage {
     int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit, uint64_t *inspected);
     /* Remove the entry a find just returned. */
     void (*remove)(vm_queue_t *q, const vm_hit_t *hit);
+    /* Call fn(arg, bits, care) for every entry, in queue order (care all ones on the UMQ).
+     * For policies that look at what a queue holds (pnp's partner extraction). */
+    void (*each)(vm_queue_t *q, vm_each_fn *fn, void *arg);
 };
 
 /* ---- policy: which queue of a side an entry lives in ---- */

@@ -5,11 +5,12 @@
 #include <string.h>
 
 extern const vm_storage_t vm_ll_storage, vm_lla_storage, vm_llv_storage;
-extern const vm_policy_t vm_single_policy;
+extern const vm_policy_t vm_single_policy, vm_pnp_policy, vm_pnp_static_policy;
 
 static const vm_storage_t *const storages[] = {&vm_ll_storage, &vm_lla_storage,
                                                &vm_llv_storage};
-static const vm_policy_t *const policies[] = {&vm_single_policy};
+static const vm_policy_t *const policies[] = {&vm_single_policy, &vm_pnp_policy,
+                                              &vm_pnp_static_policy};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

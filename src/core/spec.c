@@ -1,10 +1,12 @@
 /* spec.c -- the spec string: "key=value" words separated by blanks (README.md lists keys). */
 #include "engine.h"
+#include "pnp.h"
 #include "simd.h"
 
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* lla: entries per block.  Measured with bench/ (README, "Choosing lla.block"): reverse
@@ -29,7 +31,13 @@
 #define VM_LLV_GROUP     64
 #define VM_LLV_BLOCK_MAX 4096
 
-enum kind { K_UINT, K_BOOL, K_POLICY, K_STORAGE, K_NUMA, K_PATH, K_SIMD };
+/* pnp (thesis §4.4): t = 100 was the threshold that paid off on every application measured
+ * there, without taxing short queues; c = 1 keeps the partner table at sqrt(N) slots.  The
+ * largest cap, 1024, lets every rank of a million-process job be a partner. */
+#define VM_PNP_THRESHOLD_DEFAULT 100
+#define VM_PNP_CAP_MAX           1024
+
+enum kind { K_UINT, K_BOOL, K_POLICY, K_STORAGE, K_NUMA, K_PATH, K_SIMD, K_METRIC, K_ALPHA };
 
 typedef struct vm_key {
     const char *name;
@@ -53,6 +61,10 @@ static const vm_key_t keys[] = {
     {"simd", K_SIMD, 0, 0, 0},
     {"profile", K_PATH, 0, 0, 0},
     {"profile.record", K_BOOL, 0, 1, U(profile_record)},
+    {"pnp.threshold", K_UINT, 1, 1u << 30, U(pnp_threshold)},
+    {"pnp.cap", K_UINT, 1, VM_PNP_CAP_MAX, U(pnp_cap)},
+    {"pnp.metric", K_METRIC, 0, 0, 0},
+    {"pnp.alpha", K_ALPHA, 0, 0, 0},
 };
 
 static void set_defaults(vm_config_t *cfg)
@@ -67,6 +79,10 @@ static void set_defaults(vm_config_t *cfg)
         .lla_block = VM_LLA_BLOCK_DEFAULT,
         .llv_block = VM_LLV_BLOCK_DEFAULT,
         .simd = VM_SIMD_AUTO,
+        .pnp_threshold = VM_PNP_THRESHOLD_DEFAULT,
+        .pnp_cap = 1,
+        .pnp_metric = VM_PNP_AVERAGE,
+        .pnp_alpha = 1.5,
     };
 }
 
@@ -136,6 +152,23 @@ static int apply(vm_config_t *cfg, const vm_key_t *k, const char *v, size_t n)
             return vm_fail(VMATCH_EINVAL,
                            "spec: simd=%s: expected auto, avx512, avx2 or scalar", name);
         cfg->simd = (uint32_t)simd;
+        return VMATCH_OK;
+    }
+    case K_METRIC: {
+        int metric = vm_pnp_metric_parse(v, n);
+        if (metric < 0)
+            return vm_fail(VMATCH_EINVAL,
+                           "spec: pnp.metric=%s: expected average, median or fence", name);
+        cfg->pnp_metric = (uint32_t)metric;
+        return VMATCH_OK;
+    }
+    case K_ALPHA: {
+        char *end;
+        double a = n < 32 ? strtod(name, &end) : -1;
+        if (n >= 32 || end != name + n || !(a >= 0 && a <= 100) || !isdigit((unsigned char)*v))
+            return vm_fail(VMATCH_EINVAL, "spec: pnp.alpha=%s: expected a number from 0 to 100",
+                           name);
+        cfg->pnp_alpha = a;
         return VMATCH_OK;
     }
     case K_PATH:
@@ -214,7 +247,7 @@ int vm_spec_parse(const char *spec, vm_config_t *cfg)
 
 void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
 {
-    char numa[16], nprocs[24] = "", profile[sizeof cfg->profile + 16] = "";
+    char numa[16], nprocs[24] = "", profile[sizeof cfg->profile + 16] = "", pnp[128] = "";
     if (cfg->numa == VM_NUMA_OFF)
         snprintf(numa, sizeof numa, "off");
     else if (cfg->numa == VM_NUMA_LOCAL)
@@ -225,10 +258,14 @@ void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
         snprintf(nprocs, sizeof nprocs, " nprocs=%u", cfg->nprocs);
     if (cfg->profile[0])
         snprintf(profile, sizeof profile, " profile=%s", cfg->profile);
+    if (strncmp(cfg->policy->name, "pnp", 3) == 0) /* the keys of the pnp policies */
+        snprintf(pnp, sizeof pnp, " pnp.threshold=%u pnp.cap=%u pnp.metric=%s pnp.alpha=%g",
+                 cfg->pnp_threshold, cfg->pnp_cap, vm_pnp_metric_name((int)cfg->pnp_metric),
+                 cfg->pnp_alpha);
     snprintf(buf, len,
              "policy=%s storage=%s simd=%s lla.block=%u llv.block=%u layout.ctx=%u "
-             "layout.src=%u layout.tag=%u%s numa=%s profile.record=%s%s",
+             "layout.src=%u layout.tag=%u%s numa=%s profile.record=%s%s%s",
              cfg->policy->name, cfg->storage->name, vm_simd_name((int)cfg->simd),
              cfg->lla_block, cfg->llv_block, cfg->ctx_bits, cfg->src_bits, cfg->tag_bits,
-             nprocs, numa, cfg->profile_record ? "on" : "off", profile);
+             nprocs, numa, cfg->profile_record ? "on" : "off", pnp, profile);
 }

@@ -121,6 +121,12 @@ static void ll_remove(vm_queue_t *q, const vm_hit_t *hit)
     q->len--;
 }
 
+static void ll_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
+{
+    for (vm_ll_node_t *n = ((vm_ll_t *)q)->head; n; n = n->next)
+        fn(arg, n->bits, n->care);
+}
+
 const vm_storage_t vm_ll_storage = {
     .name = "ll",
     .create = ll_create,
@@ -129,4 +135,5 @@ const vm_storage_t vm_ll_storage = {
     .find = ll_find,
     .find_payload = ll_find_payload,
     .remove = ll_remove,
+    .each = ll_each,
 };

@@ -205,6 +205,19 @@ static void lla_remove(vm_queue_t *q, const vm_hit_t *hit)
         b->tail = prev_live(b, i) + 1;
 }
 
+static void lla_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
+{
+    vm_lla_t *l = (vm_lla_t *)q;
+    for (vm_lla_block_t *b = l->head; b; b = b->next) {
+        vm_lla_entry_t *e = entries(l, b);
+        for (uint32_t w = b->head / 64; w * 64 < b->tail; w++)
+            for (uint64_t m = b->map[w]; m; m &= m - 1) {
+                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
+                fn(arg, e[i].bits, e[i].care);
+            }
+    }
+}
+
 const vm_storage_t vm_lla_storage = {
     .name = "lla",
     .create = lla_create,
@@ -213,4 +226,5 @@ const vm_storage_t vm_lla_storage = {
     .find = lla_find,
     .find_payload = lla_find_payload,
     .remove = lla_remove,
+    .each = lla_each,
 };

@@ -1,0 +1,535 @@
+/* pnp.c -- policy=pnp and policy=pnp-static: partner / non-partner queues (thesis ch. 4).
+ *
+ * Each side keeps a chain of non-partner queues, chain[0] (the initial queue) to
+ * chain[nchain - 1] (the newest), one queue per partner, and a wildcard queue.  A source key
+ * is the (context, source) field of the match bits: one rank in one communicator.
+ *
+ * Dynamic (pnp).  Entries of a non-partner go to the newest chain queue.  When that queue
+ * holds pnp.threshold entries, its entries are counted per source key and the keys above
+ * the metric's edge point become partners (at most pnp.cap * sqrt(nprocs) in all, highest
+ * counts first); each gets its own queue, remembered with the chain index it was split from,
+ * and a fresh chain queue opens the next level.  A partner's older entries stay where they
+ * were, so a search for it walks chain[0 .. its level] and then its own queue; a search for a
+ * non-partner walks the whole chain.  Table: ceil(sqrt(nprocs)) buckets of pnp.cap slots.
+ *
+ * Static (pnp-static).  The partners come from a profile, in a perfect hash built once; one
+ * chain queue holds every non-partner, and a partner's entries are all in its own queue.
+ *
+ * Order.  Every entry has the engine's sequence number and every queue is in sequence
+ * order, so the oldest match is the one with the lowest sequence among the first matches of
+ * the queues that can hold a match.  A receive that does not name its context and source
+ * (ANY_SOURCE, or any other care mask that leaves a bit of that field out) goes to the
+ * wildcard queue, which every arriving message also searches.  Until the first partner
+ * exists everything, wildcards included, goes to chain[0]: the design is then policy=single.
+ * Once the first level opens, chain[0] takes no more entries, so anything found there is
+ * older than every entry elsewhere and the search stops.
+ */
+#include "pnp.h"
+
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const vm_policy_t vm_pnp_policy, vm_pnp_static_policy;
+
+/* A partner of the dynamic table. */
+typedef struct pnp_slot {
+    uint64_t key;   /* source key + 1; 0: free */
+    uint32_t queue; /* index in pq[] */
+    int32_t last;   /* last chain index its searches walk; -1: none (static) */
+} pnp_slot_t;
+
+typedef struct vm_pnp {
+    vm_pq_t base;
+    int is_static;
+    unsigned key_shift;     /* the source key is (bits >> key_shift) & key_mask */
+    uint64_t key_mask;      /* context and source bits, shifted down */
+    vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
+    vm_queue_t **chain, **pq, *wild;
+    uint32_t nchain, npq, chain_cap, pq_cap;
+    uint32_t limit; /* most partners: floor(pnp.cap * sqrt(nprocs)) */
+    uint64_t retry; /* newest chain queue length that triggers an extraction */
+    /* dynamic */
+    pnp_slot_t *table;
+    uint32_t nbuckets, cap; /* cap slots per bucket */
+    /* static */
+    vm_phash_t ph;
+    uint32_t *ctxs, nctx; /* contexts of the partners, index = mapped context */
+    size_t ctxs_bytes;
+    uint32_t nprocs, src_bits;
+} vm_pnp_t;
+
+static uint64_t isqrt(uint64_t x)
+{
+    uint64_t r = 0;
+    for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+        if (x >= r + bit) {
+            x -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+    }
+    return r;
+}
+
+static inline uint64_t src_key(const vm_pnp_t *s, vmatch_bits_t bits)
+{
+    return (bits >> s->key_shift) & s->key_mask;
+}
+
+static inline pnp_slot_t *bucket(const vm_pnp_t *s, uint64_t key)
+{
+    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 32;
+    return s->table + ((h * s->nbuckets) >> 32) * s->cap;
+}
+
+/* The partner of key: its queue index, and in *last the last chain index to search first;
+ * -1 for a non-partner. */
+static inline int64_t partner(const vm_pnp_t *s, uint64_t key, int32_t *last)
+{
+    if (s->is_static) {
+        uint64_t ctx = key >> s->src_bits, src = key & ((1ull << s->src_bits) - 1);
+        for (uint32_t i = 0; i < s->nctx && src < s->nprocs; i++)
+            if (s->ctxs[i] == ctx) {
+                int64_t q = vm_phash_find(&s->ph, src + (uint64_t)s->nprocs * i);
+                if (q >= 0)
+                    *last = -1;
+                return q;
+            }
+        return -1;
+    }
+    const pnp_slot_t *b = bucket(s, key);
+    for (uint32_t i = 0; i < s->cap && b[i].key; i++)
+        if (b[i].key == key + 1) {
+            *last = b[i].last;
+            return b[i].queue;
+        }
+    return -1;
+}
+
+/* ---- growing arrays ---- */
+
+static int grow(vm_mem_t *mem, vm_queue_t ***arr, uint32_t *cap, uint32_t need)
+{
+    if (need <= *cap)
+        return VMATCH_OK;
+    uint32_t ncap = *cap ? *cap : 4;
+    while (ncap < need)
+        ncap *= 2;
+    vm_queue_t **n = vm_mem_alloc(mem, ncap * sizeof *n);
+    if (!n)
+        return VMATCH_ENOMEM;
+    if (*cap)
+        memcpy(n, *arr, *cap * sizeof *n);
+    vm_mem_free(mem, *arr, *cap * sizeof *n);
+    *arr = n;
+    *cap = ncap;
+    return VMATCH_OK;
+}
+
+/* Make queue i of *arr (arr has room). */
+static int add_queue(vm_pnp_t *s, vm_queue_t **arr, uint32_t i)
+{
+    return s->base.env->cfg->storage->create(s->base.env, s->base.side, &arr[i]);
+}
+
+/* ---- dynamic partner extraction ---- */
+
+typedef struct collect {
+    const vm_pnp_t *s;
+    uint64_t *keys;
+    size_t n;
+} collect_t;
+
+static void collect_key(void *arg, vmatch_bits_t bits, vmatch_bits_t care)
+{
+    collect_t *c = arg;
+    if ((care & c->s->key_care) == c->s->key_care) /* chain[0] may hold wildcards */
+        c->keys[c->n++] = src_key(c->s, bits);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Split the newest chain queue: new partners, each with a queue, and a new chain queue.
+ * Best effort: when no key qualifies, the table is full or memory runs out, the queues stay
+ * as they are and the next try waits for pnp.threshold more entries. */
+static void extract(vm_pnp_t *s)
+{
+    const vm_config_t *cfg = s->base.env->cfg;
+    vm_mem_t *mem = &s->base.env->mem;
+    vm_queue_t *q = s->chain[s->nchain - 1];
+    size_t n = q->len, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t));
+    s->retry = s->npq >= s->limit ? UINT64_MAX : q->len + cfg->pnp_threshold;
+    if (s->npq >= s->limit || n == 0)
+        return;
+    uint64_t *keys = vm_mem_alloc(mem, bytes);
+    if (!keys)
+        return;
+    uint64_t *counts = keys + n, *scratch = counts + n;
+    size_t *chosen = (size_t *)(scratch + n);
+    collect_t c = {.s = s, .keys = keys};
+    q->ops->each(q, collect_key, &c);
+    qsort(keys, c.n, sizeof *keys, cmp_u64);
+    /* Distinct keys with their counts, and the contexts among them (keys sort by context). */
+    size_t u = 0, nctx = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        if (u && keys[u - 1] == keys[i]) {
+            counts[u - 1]++;
+            continue;
+        }
+        if (!u || keys[u - 1] >> s->src_bits != keys[i] >> s->src_bits)
+            nctx++;
+        keys[u] = keys[i];
+        counts[u++] = 1;
+    }
+    uint64_t pop = (uint64_t)s->nprocs * nctx;
+    size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)cfg->pnp_metric, cfg->pnp_alpha,
+                             s->limit - s->npq, scratch, chosen, NULL);
+    /* Into the table where a bucket has room; chosen[] then holds the slots taken. */
+    uint32_t last = s->nchain - 1, taken = 0;
+    pnp_slot_t **slots = (pnp_slot_t **)scratch; /* scratch is free again; n >= m pointers */
+    for (size_t j = 0; j < m; j++) {
+        pnp_slot_t *b = bucket(s, keys[chosen[j]]);
+        uint32_t i = 0;
+        while (i < s->cap && b[i].key)
+            i++;
+        if (i == s->cap)
+            continue;
+        b[i] = (pnp_slot_t){
+            .key = keys[chosen[j]] + 1, .queue = s->npq + taken, .last = (int32_t)last};
+        slots[taken++] = &b[i];
+    }
+    uint32_t made = 0;
+    int rc = taken ? VMATCH_OK : VMATCH_ENOTFOUND, new_chain = 0;
+    if (rc == VMATCH_OK)
+        rc = grow(mem, &s->chain, &s->chain_cap, s->nchain + 1);
+    if (rc == VMATCH_OK)
+        rc = grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
+    if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
+        new_chain = 1;
+    while (rc == VMATCH_OK && made < taken &&
+           (rc = add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
+        made++;
+    if (rc == VMATCH_OK) {
+        s->npq += taken;
+        s->nchain++;
+        s->retry = cfg->pnp_threshold;
+    } else { /* undo; this round's slots are at the ends of their buckets, so clearing them
+                in reverse leaves every bucket contiguous */
+        while (made--)
+            s->pq[s->npq + made]->ops->destroy(s->pq[s->npq + made]);
+        if (new_chain)
+            s->chain[s->nchain]->ops->destroy(s->chain[s->nchain]);
+        for (uint32_t j = taken; j-- > 0;)
+            *slots[j] = (pnp_slot_t){0};
+    }
+    vm_mem_free(mem, keys, bytes);
+}
+
+/* ---- static partners from a profile ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Choose this side's partners from the profile and build the perfect hash. */
+static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
+{
+    const vm_config_t *cfg = s->base.env->cfg;
+    vm_mem_t *mem = &s->base.env->mem;
+    size_t n = prof->n, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t) + sizeof(uint32_t));
+    uint64_t *counts = vm_mem_alloc(mem, bytes ? bytes : 1);
+    if (!counts)
+        return VMATCH_ENOMEM;
+    uint64_t *scratch = counts + n, *keys = scratch + n;
+    size_t *chosen = (size_t *)(keys + n);
+    uint32_t *idx = (uint32_t *)(chosen + n), nctx = 0;
+    /* Entries with a count on this side; they are sorted by (ctx, src). */
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vm_profile_entry_t *e = &prof->entries[i];
+        uint64_t c = s->base.side == VM_PRQ ? e->prq : e->umq;
+        if (!c)
+            continue;
+        if (!u || prof->entries[idx[u - 1]].ctx != e->ctx)
+            nctx++;
+        idx[u] = (uint32_t)i;
+        counts[u++] = c;
+    }
+    size_t m = vm_pnp_choose(counts, u, (uint64_t)s->nprocs * nctx, (int)cfg->pnp_metric,
+                             cfg->pnp_alpha, s->limit, scratch, chosen, NULL);
+    /* Contexts of the partners, sorted: a context's index maps it. */
+    int rc = VMATCH_ENOMEM;
+    s->ctxs_bytes = (m ? m : 1) * sizeof *s->ctxs;
+    s->ctxs = vm_mem_alloc(mem, s->ctxs_bytes);
+    if (s->ctxs) {
+        for (size_t j = 0; j < m; j++)
+            s->ctxs[j] = prof->entries[idx[chosen[j]]].ctx;
+        qsort(s->ctxs, m, sizeof *s->ctxs, cmp_u32);
+        for (size_t j = 0; j < m; j++)
+            if (!s->nctx || s->ctxs[s->nctx - 1] != s->ctxs[j])
+                s->ctxs[s->nctx++] = s->ctxs[j];
+        uint32_t *vals = (uint32_t *)scratch; /* free again: n words */
+        for (size_t j = 0; j < m; j++) {
+            const vm_profile_entry_t *e = &prof->entries[idx[chosen[j]]];
+            uint32_t ci = 0;
+            while (s->ctxs[ci] != e->ctx)
+                ci++;
+            keys[j] = e->src + (uint64_t)s->nprocs * ci;
+            vals[j] = (uint32_t)j;
+        }
+        rc = vm_phash_build(&s->ph, mem, keys, vals, m);
+    }
+    if (rc == VMATCH_OK)
+        rc = grow(mem, &s->pq, &s->pq_cap, (uint32_t)m);
+    for (; rc == VMATCH_OK && s->npq < m; s->npq++)
+        rc = add_queue(s, s->pq, s->npq);
+    vm_mem_free(mem, counts, bytes ? bytes : 1);
+    return rc;
+}
+
+/* Read the profile and check it against the spec. */
+static int load_profile(vm_pnp_t *s)
+{
+    const vm_config_t *cfg = s->base.env->cfg;
+    if (!cfg->profile[0])
+        return vm_fail(VMATCH_EINVAL, "spec: policy=pnp-static needs profile=PATH");
+    vm_profile_t prof;
+    int rc = vm_profile_load(cfg->profile, &prof);
+    if (rc < 0)
+        return rc; /* vm_profile_load said why */
+    if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
+        prof.tag_bits != cfg->tag_bits)
+        rc = vm_fail(VMATCH_EINVAL,
+                     "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
+                     "%u/%u/%u",
+                     cfg->profile, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
+                     cfg->src_bits, cfg->tag_bits);
+    else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: nprocs %u differs from the spec's nprocs=%u",
+                     cfg->profile, prof.nprocs, cfg->nprocs);
+    else if (!cfg->nprocs && !prof.nprocs)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec",
+                     cfg->profile);
+    s->nprocs = cfg->nprocs ? cfg->nprocs : prof.nprocs;
+    for (size_t i = 0; rc == VMATCH_OK && i < prof.n; i++)
+        if (prof.entries[i].src >= s->nprocs)
+            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
+                         prof.entries[i].src, s->nprocs);
+    if (rc == VMATCH_OK) {
+        s->limit = (uint32_t)isqrt((uint64_t)cfg->pnp_cap * cfg->pnp_cap * s->nprocs);
+        rc = load_partners(s, &prof);
+    }
+    vm_profile_free(&prof);
+    return rc;
+}
+
+/* ---- the policy ---- */
+
+static void pnp_destroy(vm_pq_t *p)
+{
+    vm_pnp_t *s = (vm_pnp_t *)p;
+    vm_mem_t *mem = &p->env->mem;
+    for (uint32_t i = 0; i < s->nchain; i++)
+        s->chain[i]->ops->destroy(s->chain[i]);
+    for (uint32_t i = 0; i < s->npq; i++)
+        s->pq[i]->ops->destroy(s->pq[i]);
+    if (s->wild)
+        s->wild->ops->destroy(s->wild);
+    vm_mem_free(mem, s->chain, s->chain_cap * sizeof *s->chain);
+    vm_mem_free(mem, s->pq, s->pq_cap * sizeof *s->pq);
+    vm_mem_free(mem, s->table, (size_t)s->nbuckets * s->cap * sizeof *s->table);
+    vm_phash_free(&s->ph, mem);
+    if (s->ctxs)
+        vm_mem_free(mem, s->ctxs, s->ctxs_bytes);
+    vm_mem_free(mem, s, sizeof *s);
+}
+
+static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
+{
+    const vm_config_t *cfg = env->cfg;
+    if (!is_static && !cfg->nprocs)
+        return vm_fail(VMATCH_EINVAL,
+                       "spec: policy=pnp needs nprocs=N (partners are bounded by pnp.cap * "
+                       "sqrt(N))");
+    vm_pnp_t *s = vm_mem_calloc(&env->mem, sizeof *s);
+    if (!s)
+        return VMATCH_ENOMEM;
+    unsigned src_bits = cfg->src_bits, ctx_bits = cfg->ctx_bits;
+    s->base = (vm_pq_t){
+        .ops = is_static ? &vm_pnp_static_policy : &vm_pnp_policy, .env = env, .side = side};
+    s->is_static = is_static;
+    s->key_shift = cfg->tag_bits;
+    s->src_bits = src_bits;
+    s->key_mask = src_bits + ctx_bits >= 64 ? ~0ull : (1ull << (src_bits + ctx_bits)) - 1;
+    s->key_care = s->key_mask << s->key_shift;
+    s->nprocs = cfg->nprocs;
+    s->retry = cfg->pnp_threshold;
+    int rc = grow(&env->mem, &s->chain, &s->chain_cap, 1);
+    if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, 0)) == VMATCH_OK)
+        s->nchain = 1;
+    if (rc == VMATCH_OK && is_static) {
+        rc = load_profile(s);
+    } else if (rc == VMATCH_OK) {
+        s->limit = (uint32_t)isqrt((uint64_t)cfg->pnp_cap * cfg->pnp_cap * cfg->nprocs);
+        s->nbuckets = (uint32_t)isqrt(cfg->nprocs - 1) + 1; /* ceil(sqrt(N)) */
+        s->cap = cfg->pnp_cap;
+        s->table = vm_mem_calloc(&env->mem, (size_t)s->nbuckets * s->cap * sizeof *s->table);
+        rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;
+    }
+    if (rc < 0) {
+        pnp_destroy(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return VMATCH_OK;
+}
+
+static int pnp_create(vm_env_t *env, int side, vm_pq_t **out)
+{
+    return create(env, side, out, 0);
+}
+
+static int pnp_static_create(vm_env_t *env, int side, vm_pq_t **out)
+{
+    return create(env, side, out, 1);
+}
+
+static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                      void *payload, uint64_t seq)
+{
+    (void)cls;
+    vm_pnp_t *s = (vm_pnp_t *)p;
+    vm_queue_t *q;
+    if ((care & s->key_care) != s->key_care) {
+        if (!s->npq) {
+            q = s->chain[0];
+        } else {
+            if (!s->wild) {
+                int rc = p->env->cfg->storage->create(p->env, p->side, &s->wild);
+                if (rc < 0)
+                    return rc;
+            }
+            q = s->wild;
+        }
+        return q->ops->append(q, bits, care, payload, seq);
+    }
+    int32_t last;
+    int64_t i = s->npq ? partner(s, src_key(s, bits), &last) : -1;
+    if (i >= 0)
+        return s->pq[i]->ops->append(s->pq[i], bits, care, payload, seq);
+    q = s->chain[s->nchain - 1];
+    int rc = q->ops->append(q, bits, care, payload, seq);
+    if (rc == VMATCH_OK && q->len >= s->retry && !s->is_static)
+        extract(s);
+    return rc;
+}
+
+/* The better of two candidates: the current best (*bq, *best) and queue q. */
+static void consider(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_queue_t **bq,
+                     vm_hit_t *best, uint64_t *inspected)
+{
+    vm_hit_t h;
+    if (q->len && q->ops->find(q, key, keycare, &h, inspected) && (!*bq || h.seq < best->seq)) {
+        *bq = q;
+        *best = h;
+    }
+}
+
+static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                     int remove, void **payload, uint64_t *inspected)
+{
+    (void)cls;
+    vm_pnp_t *s = (vm_pnp_t *)p;
+    vm_queue_t *bq = NULL;
+    vm_hit_t best;
+    if (!s->npq) { /* one queue: policy=single */
+        bq = s->chain[0];
+        if (!bq->ops->find(bq, key, keycare, &best, inspected))
+            return 0;
+    } else if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
+        /* The queues a match of this source key can be in, oldest first, then wildcards. */
+        int32_t last = (int32_t)s->nchain - 1;
+        int64_t i = partner(s, src_key(s, key), &last);
+        for (int32_t c = 0; c <= last && !bq; c++)
+            consider(s->chain[c], key, keycare, &bq, &best, inspected);
+        if (!bq && i >= 0)
+            consider(s->pq[i], key, keycare, &bq, &best, inspected);
+        if (s->wild && !(bq == s->chain[0] && s->nchain > 1))
+            consider(s->wild, key, keycare, &bq, &best, inspected);
+    } else { /* a wildcard search: every queue, the oldest first match */
+        consider(s->chain[0], key, keycare, &bq, &best, inspected);
+        if (!(bq && s->nchain > 1)) {
+            for (uint32_t c = 1; c < s->nchain; c++)
+                consider(s->chain[c], key, keycare, &bq, &best, inspected);
+            for (uint32_t i = 0; i < s->npq; i++)
+                consider(s->pq[i], key, keycare, &bq, &best, inspected);
+            if (s->wild)
+                consider(s->wild, key, keycare, &bq, &best, inspected);
+        }
+    }
+    if (!bq)
+        return 0;
+    if (remove)
+        bq->ops->remove(bq, &best);
+    *payload = best.payload;
+    return 1;
+}
+
+/* The queue holding payload, with *hit, or NULL. */
+static vm_queue_t *find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
+                                uint64_t *inspected)
+{
+    return q && q->len && q->ops->find_payload(q, payload, hit, inspected) ? q : NULL;
+}
+
+static int pnp_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    vm_pnp_t *s = (vm_pnp_t *)p;
+    vm_hit_t hit;
+    vm_queue_t *q = find_payload(s->wild, payload, &hit, inspected);
+    for (uint32_t c = 0; !q && c < s->nchain; c++)
+        q = find_payload(s->chain[c], payload, &hit, inspected);
+    for (uint32_t i = 0; !q && i < s->npq; i++)
+        q = find_payload(s->pq[i], payload, &hit, inspected);
+    if (!q)
+        return 0;
+    q->ops->remove(q, &hit);
+    return 1;
+}
+
+static void pnp_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+{
+    const vm_pnp_t *s = (const vm_pnp_t *)p;
+    acc->queues += s->nchain + s->npq + (s->wild != NULL);
+    acc->partners += s->npq;
+    acc->levels += s->nchain - 1;
+}
+
+const vm_policy_t vm_pnp_policy = {
+    .name = "pnp",
+    .create = pnp_create,
+    .destroy = pnp_destroy,
+    .append = pnp_append,
+    .match = pnp_match,
+    .remove_payload = pnp_remove_payload,
+    .stats = pnp_stats,
+};
+
+const vm_policy_t vm_pnp_static_policy = {
+    .name = "pnp-static",
+    .create = pnp_static_create,
+    .destroy = pnp_destroy,
+    .append = pnp_append,
+    .match = pnp_match,
+    .remove_payload = pnp_remove_payload,
+    .stats = pnp_stats,
+};
