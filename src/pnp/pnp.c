@@ -158,14 +158,18 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Split the newest chain queue: new partners, each with a queue, and a new chain queue.
  * Best effort: when no key qualifies, the table is full or memory runs out, the queues stay
- * as they are and the next try waits for pnp.threshold more entries. */
+ * as they are. */
 static void extract(vm_pnp_t *s)
 {
     const vm_config_t *cfg = s->base.env->cfg;
     vm_mem_t *mem = &s->base.env->mem;
     vm_queue_t *q = s->chain[s->nchain - 1];
     size_t n = q->len, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t));
-    s->retry = s->npq >= s->limit ? UINT64_MAX : q->len + cfg->pnp_threshold;
+    /* Until this round opens a level: out of memory, try again after pnp.threshold more
+     * entries; no key qualifies or fits, when the queue has doubled (so such rounds cost O(1)
+     * per append); the table is full, never. */
+    uint64_t t = cfg->pnp_threshold, more = q->len > t ? q->len : t;
+    s->retry = s->npq >= s->limit ? UINT64_MAX : q->len + t;
     if (s->npq >= s->limit || n == 0)
         return;
     uint64_t *keys = vm_mem_alloc(mem, bytes);
@@ -190,11 +194,11 @@ static void extract(vm_pnp_t *s)
     }
     uint64_t pop = (uint64_t)s->nprocs * nctx;
     size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)cfg->pnp_metric, cfg->pnp_alpha,
-                             s->limit - s->npq, scratch, chosen, NULL);
-    /* Into the table where a bucket has room; chosen[] then holds the slots taken. */
+                             u, scratch, chosen, NULL);
+    /* Highest count first into the table, skipping keys whose bucket is full. */
     uint32_t last = s->nchain - 1, taken = 0;
     pnp_slot_t **slots = (pnp_slot_t **)scratch; /* scratch is free again; n >= m pointers */
-    for (size_t j = 0; j < m; j++) {
+    for (size_t j = 0; j < m && s->npq + taken < s->limit; j++) {
         pnp_slot_t *b = bucket(s, keys[chosen[j]]);
         uint32_t i = 0;
         while (i < s->cap && b[i].key)
@@ -219,9 +223,11 @@ static void extract(vm_pnp_t *s)
     if (rc == VMATCH_OK) {
         s->npq += taken;
         s->nchain++;
-        s->retry = cfg->pnp_threshold;
-    } else { /* undo; this round's slots are at the ends of their buckets, so clearing them
-                in reverse leaves every bucket contiguous */
+        s->retry = t;
+    } else {
+        if (rc == VMATCH_ENOTFOUND)
+            s->retry = q->len + more; /* undo; this round's slots are at the ends of their
+                buckets, so clearing them in reverse leaves every bucket contiguous */
         while (made--)
             s->pq[s->npq + made]->ops->destroy(s->pq[s->npq + made]);
         if (new_chain)
