@@ -1,8 +1,12 @@
 // vmatch_report.cc -- the workload report of scripts/bench: every generated workload replayed
 // on every library engine and every baseline, time per operation as a ratio to the
-// MPICH-style baseline, bytes per queued entry, raw results as JSON and a plot.
+// MPICH-style baseline, bytes per queued entry, raw results as JSON and a plot; then the pnp
+// section: partner / non-partner queues (policy=pnp, pnp-static) against the targets of
+// their issue -- the hot-spot gather at P=2048, m=10 for several pnp.threshold / pnp.cap,
+// pnp / single on sparse and short-queue workloads, bytes and queues at N = 1024 and 4096.
 //
 //   vmatch_report [--full] [--out DIR] [--reps N] [--only TEXT] [--engines L1,L2,...]
+//                 [--no-pnp | --pnp-only]
 //   vmatch_report --machine | --list
 //
 // Method.  Each workload is generated once (workloads/gen.h) and replayed first on the
@@ -14,6 +18,8 @@
 // timed.  Cells are medians over the repetitions; the ratio to mpich is taken within each
 // repetition, so a noisy moment slows both sides, and the spread is the interquartile range
 // of those per-repetition ratios.  A sweep of the hot-spot gather over P gives the plot.
+// The pnp section runs the same way, with its own engines per part (see "the pnp section");
+// its pnp-static engines read a profile recorded from the same workload just before.
 #include "baseline.h"
 #include "gen.h"
 #include "replay.h"
@@ -117,15 +123,25 @@ const LibSpec kLibSpecs[] = {
     {"llv-avx512", "policy=single storage=llv simd=avx512"},
     {"llv-avx2", "policy=single storage=llv simd=avx2"},
     {"llv-scalar", "policy=single storage=llv simd=scalar"},
+    // Partner / non-partner queues over llv with the defaults (pnp.threshold=100, pnp.cap=1);
+    // the pnp section below varies them.  It needs nprocs, which every generated trace gives.
+    {"pnp", "policy=pnp storage=llv"},
 };
 
 const char *const kYardstick = "mpich";
+
+// Records the profiles the profiled (pnp-static) engines read: any policy records the same
+// per-source insertion counts.
+const char *const kRecorderSpec = "policy=single storage=llv profile.record=on";
 
 // ---- engines ----
 
 struct Engine {
     std::string label, spec, resolved, note;
     const vmb::BaselineInfo *base = nullptr; // a baseline, else a vmatch spec
+    // pnp-static: a profile of the same workload is recorded first (an untimed replay with
+    // profile.record=on) and the engine gets "profile=FILE" after its spec.
+    bool profiled = false;
 };
 
 // One live instance of an engine, with its replay backend.
@@ -167,8 +183,9 @@ void bl_sample(void *self, vm_wl_sample_t *s)
     s->queues = bl_of(self)->queues();
 }
 
-// A new instance for trace t, or nullptr with err.
-std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, std::string &err)
+// A new instance for trace t, or nullptr with err.  profile: the file a profiled engine reads.
+std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, std::string &err,
+                                        const std::string &profile = "")
 {
     std::unique_ptr<Instance> in(new Instance());
     if (en.base) {
@@ -187,8 +204,9 @@ std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, s
         b.sample = bl_sample;
         return in;
     }
-    char spec[1024];
-    int rc = vmatch_create(vm_wl_engine_spec(&t, en.spec.c_str(), spec, sizeof spec), &in->e);
+    char spec[2048];
+    std::string own = en.profiled ? en.spec + " profile=" + profile : en.spec;
+    int rc = vmatch_create(vm_wl_engine_spec(&t, own.c_str(), spec, sizeof spec), &in->e);
     if (rc < 0) {
         err = std::string(vmatch_strerror(rc)) + " (" + vmatch_last_error() + ")";
         return nullptr;
@@ -232,6 +250,8 @@ struct Cell {
     bool wrong = false, ok = false;
     size_t diff_at = 0;
     std::string error;
+    vmatch_stats_t end{}; // vmatch engines: vmatch_stats after the untimed pass
+    bool has_end = false;
 };
 
 struct Row {
@@ -245,6 +265,8 @@ struct Row {
 
 struct Options {
     bool full = false, machine_only = false, list = false;
+    bool pnp = true, main_suite = true; // --no-pnp, --pnp-only
+    bool reps_given = false;
     int reps = 0; // 0: the default of the mode
     double min_ms = 5, budget_s = 20;
     std::string out, only, engines;
@@ -379,13 +401,20 @@ class Report
             return;
         }
         uint64_t w0 = vm_wl_now_ns();
+        profile_.clear();
+        for (const Engine &en : engines_)
+            if (en.profiled && profile_.empty() && !record_profile(t, err, sizeof err)) {
+                fprintf(stderr, "vmatch_report: %s: recording a profile: %s\n", name.c_str(),
+                        err);
+                profile_ = "-"; // the profiled engines then fail to create, with a message
+            }
         // Untimed pass per engine: prepare, check outcomes, sample memory at the peak.
         std::vector<vm_wl_prep_t> preps(engines_.size());
         std::vector<bool> prepared(engines_.size(), false);
         for (size_t i = 0; i < engines_.size(); i++) {
             Cell &c = row.cells[i];
             std::string why;
-            std::unique_ptr<Instance> in = make_instance(engines_[i], t, why);
+            std::unique_ptr<Instance> in = make_instance(engines_[i], t, why, profile_);
             if (!in) {
                 c.error = why;
                 continue;
@@ -402,6 +431,10 @@ class Report
             c.diff_at = vm_wl_first_difference(want.data(), got.data(), t.n);
             c.wrong = c.diff_at < t.n;
             c.ok = !c.wrong;
+            if (in->e) {
+                vmatch_stats(in->e, &c.end);
+                c.has_end = true;
+            }
         }
         // Timed repetitions, engines in a new random order each time.
         int reps = o_.reps;
@@ -431,6 +464,9 @@ class Report
             if (prepared[i])
                 vm_wl_prep_free(&preps[i]);
         vm_trace_free(&t);
+        if (!profile_.empty() && profile_ != "-")
+            unlink(profile_.c_str());
+        profile_.clear();
         double secs = (double)(vm_wl_now_ns() - w0) / 1e9;
         printf("  [%2zu/%zu] %-28s %8zu ops, longest PRQ %6llu UMQ %6llu, %5.1f s\n", idx,
                total, name.c_str(), row.ops, (unsigned long long)row.ref.max_prq,
@@ -443,8 +479,51 @@ class Report
     const std::vector<Row> &rows() const { return rows_; }
     const std::vector<Engine> &engines() const { return engines_; }
     size_t yard() const { return yard_; }
+    const Options &options() const { return o_; }
 
   private:
+    // Replay t once, untimed, on kRecorderSpec with profile.record=on and save its profile
+    // into a new temporary file, whose name goes to profile_.  False with err on failure.
+    bool record_profile(const vm_trace_t &t, char *err, size_t errlen)
+    {
+        const char *tmp = getenv("TMPDIR");
+        std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/vmatch-profile-XXXXXX";
+        std::vector<char> name(path.begin(), path.end());
+        name.push_back('\0');
+        int fd = mkstemp(name.data());
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot create %s: %s", path.c_str(), strerror(errno));
+            return false;
+        }
+        close(fd);
+        profile_ = name.data();
+        Engine rec;
+        rec.label = "recorder";
+        rec.spec = kRecorderSpec;
+        std::string why;
+        std::unique_ptr<Instance> in = make_instance(rec, t, why);
+        vm_wl_prep_t p;
+        bool ok = in && vm_wl_prepare(&p, &t, &in->b, err, errlen) == 0;
+        if (!in)
+            snprintf(err, errlen, "%s", why.c_str());
+        if (ok) {
+            std::vector<uint32_t> out(t.n ? t.n : 1);
+            ok = vm_wl_run(&p, &in->b, 0, t.n, out.data(), err, errlen) == 0;
+            vm_wl_prep_free(&p);
+        }
+        int rc = ok ? vmatch_profile_save(in->e, profile_.c_str()) : 0;
+        if (rc < 0) {
+            snprintf(err, errlen, "vmatch_profile_save: %s (%s)", vmatch_strerror(rc),
+                     vmatch_last_error());
+            ok = false;
+        }
+        if (!ok) {
+            unlink(profile_.c_str());
+            profile_.clear();
+        }
+        return ok;
+    }
+
     // The correct outcomes: the trace on the reference model.
     static bool reference(const vm_trace_t &t, uint32_t *out, vm_wl_measure_t &m, char *err,
                           size_t errlen)
@@ -486,7 +565,7 @@ class Report
             std::string why;
             if (!in || !reusable) {
                 in.reset();
-                in = make_instance(en, t, why);
+                in = make_instance(en, t, why, profile_);
                 if (!in || vm_wl_rebind(&p, &in->b, err, sizeof err)) {
                     c.error = in ? std::string(err) : why;
                     c.ok = false;
@@ -513,6 +592,8 @@ class Report
     size_t yard_ = (size_t)-1;
     std::mt19937_64 rng_{20260101};
     bool failed_ = false;
+    // The profile file of the workload being run, for profiled engines ("-": none was made).
+    std::string profile_;
 };
 
 // ---- output ----
@@ -666,13 +747,89 @@ std::string json_num(double x)
     return std::isnan(x) || std::isinf(x) ? "null" : fmt("%.6g", x);
 }
 
+// The engines of a report as a JSON array (ind: the indentation of the array's lines).
+void write_json_engines(FILE *f, const Report &rep, const char *ind)
+{
+    const std::vector<Engine> &en = rep.engines();
+    fprintf(f, "[\n");
+    for (size_t i = 0; i < en.size(); i++)
+        fprintf(f, "%s  {\"label\": %s, \"kind\": %s, \"spec\": %s, \"resolved\": %s}%s\n", ind,
+                json_str(en[i].label).c_str(), en[i].base ? "\"baseline\"" : "\"vmatch\"",
+                json_str(en[i].base ? en[i].base->models
+                                    : en[i].spec + (en[i].profiled ? " profile=FILE" : ""))
+                    .c_str(),
+                json_str(en[i].resolved).c_str(), i + 1 < en.size() ? "," : "");
+    fprintf(f, "%s]", ind);
+}
+
+// The workloads of a report as a JSON array: every repetition of every cell, the ratios to the
+// yardstick (null when the report has none), memory, and vmatch_stats after the untimed pass.
+void write_json_workloads(FILE *f, const Report &rep, const char *ind)
+{
+    const std::vector<Engine> &en = rep.engines();
+    const std::vector<Row> &rows = rep.rows();
+    bool have_yard = rep.yard() < en.size();
+    fprintf(f, "[\n");
+    for (size_t w = 0; w < rows.size(); w++) {
+        const Row &r = rows[w];
+        fprintf(f,
+                "%s  {\"name\": %s, \"spec\": %s, \"sweep\": %s, \"ops\": %zu, "
+                "\"searches\": %llu, \"max_prq\": %llu, \"max_umq\": %llu, \"max_pending\": "
+                "%llu, \"mean_search_len\": %s, \"results\": {\n",
+                ind, json_str(r.name).c_str(), json_str(r.desc).c_str(),
+                r.sweep ? "true" : "false", r.ops, (unsigned long long)r.ref.searches,
+                (unsigned long long)r.ref.max_prq, (unsigned long long)r.ref.max_umq,
+                (unsigned long long)r.ref.max_pending, json_num(r.ref.mean_search_len).c_str());
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = r.cells[i];
+            std::string ns = "[";
+            for (size_t k = 0; k < c.ns.size(); k++)
+                ns += (k ? ", " : "") + json_num(c.ns[k]);
+            ns += "]";
+            std::vector<double> rr;
+            if (have_yard)
+                rr = rep_ratios(c, r.cells[rep.yard()]);
+            std::string end = "null";
+            if (c.has_end)
+                end = fmt("{\"partners\": %llu, \"levels\": %llu, \"queues\": %llu, "
+                          "\"bytes\": %llu, \"searches\": %llu, \"inspected\": %llu}",
+                          (unsigned long long)c.end.partners, (unsigned long long)c.end.levels,
+                          (unsigned long long)c.end.queues, (unsigned long long)c.end.bytes,
+                          (unsigned long long)c.end.searches,
+                          (unsigned long long)c.end.inspected);
+            fprintf(f,
+                    "%s    %s: {\"ok\": %s, \"wrong\": %s, \"error\": %s, \"ns_per_op\": %s, "
+                    "\"ratio_median\": %s, \"ratio_q1\": %s, \"ratio_q3\": %s, "
+                    "\"inspected_per_search\": %s, \"bytes_empty\": %llu, \"bytes_peak\": "
+                    "%llu, \"queues_peak\": %llu, \"bytes_per_entry\": %s, \"stats_end\": "
+                    "%s}%s\n",
+                    ind, json_str(en[i].label).c_str(), c.ok ? "true" : "false",
+                    c.wrong ? "true" : "false", json_str(c.error).c_str(), ns.c_str(),
+                    json_num(median(rr)).c_str(), json_num(quantile(rr, 0.25)).c_str(),
+                    json_num(quantile(rr, 0.75)).c_str(),
+                    json_num(c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN)
+                        .c_str(),
+                    (unsigned long long)c.m.bytes_empty, (unsigned long long)c.m.bytes_peak,
+                    (unsigned long long)c.m.queues_peak, json_num(bytes_per_entry(c)).c_str(),
+                    end.c_str(), i + 1 < en.size() ? "," : "");
+        }
+        fprintf(f, "%s  }}%s\n", ind, w + 1 < rows.size() ? "," : "");
+    }
+    fprintf(f, "%s]", ind);
+}
+
+// A part of the pnp section, for the JSON file.
+struct JsonPart {
+    std::string key;
+    const Report *rep;
+};
+
 bool write_json(const std::string &path, const Report &rep, const Machine &m, const Options &o,
-                const std::vector<std::string> &notes)
+                const std::vector<std::string> &notes, const std::vector<JsonPart> &pnp)
 {
     FILE *f = fopen(path.c_str(), "w");
     if (!f)
         return false;
-    const std::vector<Engine> &en = rep.engines();
     fprintf(f,
             "{\n  \"machine\": {\"cpu\": %s, \"cpus\": %ld, \"numa_nodes\": %d, "
             "\"virtual\": %s, \"kernels\": %s, \"chosen\": %s, \"default_spec\": %s, "
@@ -686,49 +843,23 @@ bool write_json(const std::string &path, const Report &rep, const Machine &m, co
     fprintf(f, "  \"notes\": [");
     for (size_t i = 0; i < notes.size(); i++)
         fprintf(f, "%s%s", i ? ", " : "", json_str(notes[i]).c_str());
-    fprintf(f, "],\n  \"engines\": [\n");
-    for (size_t i = 0; i < en.size(); i++)
-        fprintf(f, "    {\"label\": %s, \"kind\": %s, \"spec\": %s, \"resolved\": %s}%s\n",
-                json_str(en[i].label).c_str(), en[i].base ? "\"baseline\"" : "\"vmatch\"",
-                json_str(en[i].base ? en[i].base->models : en[i].spec).c_str(),
-                json_str(en[i].resolved).c_str(), i + 1 < en.size() ? "," : "");
-    fprintf(f, "  ],\n  \"workloads\": [\n");
-    const std::vector<Row> &rows = rep.rows();
-    for (size_t w = 0; w < rows.size(); w++) {
-        const Row &r = rows[w];
+    fprintf(f, "],\n  \"engines\": ");
+    write_json_engines(f, rep, "  ");
+    fprintf(f, ",\n  \"workloads\": ");
+    write_json_workloads(f, rep, "  ");
+    // The pnp section: one object per part, each with its own engines and repetitions.
+    fprintf(f, ",\n  \"pnp\": {");
+    for (size_t k = 0; k < pnp.size(); k++) {
         fprintf(f,
-                "    {\"name\": %s, \"spec\": %s, \"sweep\": %s, \"ops\": %zu, "
-                "\"searches\": %llu, \"max_prq\": %llu, \"max_umq\": %llu, \"max_pending\": "
-                "%llu, \"mean_search_len\": %s, \"results\": {\n",
-                json_str(r.name).c_str(), json_str(r.desc).c_str(), r.sweep ? "true" : "false",
-                r.ops, (unsigned long long)r.ref.searches, (unsigned long long)r.ref.max_prq,
-                (unsigned long long)r.ref.max_umq, (unsigned long long)r.ref.max_pending,
-                json_num(r.ref.mean_search_len).c_str());
-        for (size_t i = 0; i < en.size(); i++) {
-            const Cell &c = r.cells[i];
-            std::string ns = "[";
-            for (size_t k = 0; k < c.ns.size(); k++)
-                ns += (k ? ", " : "") + json_num(c.ns[k]);
-            ns += "]";
-            std::vector<double> rr = rep_ratios(c, r.cells[rep.yard()]);
-            fprintf(f,
-                    "      %s: {\"ok\": %s, \"wrong\": %s, \"error\": %s, \"ns_per_op\": %s, "
-                    "\"ratio_median\": %s, \"ratio_q1\": %s, \"ratio_q3\": %s, "
-                    "\"inspected_per_search\": %s, \"bytes_empty\": %llu, \"bytes_peak\": "
-                    "%llu, \"queues_peak\": %llu, \"bytes_per_entry\": %s}%s\n",
-                    json_str(en[i].label).c_str(), c.ok ? "true" : "false",
-                    c.wrong ? "true" : "false", json_str(c.error).c_str(), ns.c_str(),
-                    json_num(median(rr)).c_str(), json_num(quantile(rr, 0.25)).c_str(),
-                    json_num(quantile(rr, 0.75)).c_str(),
-                    json_num(c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN)
-                        .c_str(),
-                    (unsigned long long)c.m.bytes_empty, (unsigned long long)c.m.bytes_peak,
-                    (unsigned long long)c.m.queues_peak, json_num(bytes_per_entry(c)).c_str(),
-                    i + 1 < en.size() ? "," : "");
-        }
-        fprintf(f, "    }}%s\n", w + 1 < rows.size() ? "," : "");
+                "%s\n    %s: {\"repetitions\": %d, \"min_ms\": %g, \"engines\": ", k ? "," : "",
+                json_str(pnp[k].key).c_str(), pnp[k].rep->options().reps,
+                pnp[k].rep->options().min_ms);
+        write_json_engines(f, *pnp[k].rep, "      ");
+        fprintf(f, ",\n      \"workloads\": ");
+        write_json_workloads(f, *pnp[k].rep, "      ");
+        fprintf(f, "}");
     }
-    fprintf(f, "  ]\n}\n");
+    fprintf(f, "%s}\n}\n", pnp.empty() ? "" : "\n  ");
     return fclose(f) == 0;
 }
 
@@ -800,18 +931,53 @@ bool write_plot(const std::string &dir, const Report &rep, const Machine &m)
 
 void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: vmatch_report [--full] [--out DIR] [--reps N] [--min-ms MS] [--budget S]\n"
-            "                     [--only TEXT] [--engines L1,L2,...]\n"
-            "       vmatch_report --machine | --list\n"
-            "  --full        the large sizes (slow: list designs take seconds per replay)\n"
-            "  --out DIR     write results.json, table.txt, plot.dat and plot.gp there\n"
-            "  --reps N      timed repetitions (default 7, --full 3)\n"
-            "  --min-ms MS   time at least MS per repetition, replaying again (default 5)\n"
-            "  --budget S    an engine whose replay takes longer gets one repetition\n"
-            "  --only TEXT   only the workloads whose name contains TEXT\n"
-            "  --engines L   only these columns (mpich is always kept)\n"
-            "Environment: VMATCH_REPORT_SPECS='label=spec;...' adds library engines.\n");
+    fprintf(
+        f,
+        "usage: vmatch_report [--full] [--out DIR] [--reps N] [--min-ms MS] [--budget S]\n"
+        "                     [--only TEXT] [--engines L1,L2,...] [--no-pnp | --pnp-only]\n"
+        "       vmatch_report --machine | --list\n"
+        "  --full        the large sizes (slow: list designs take seconds per replay), and a\n"
+        "                longer pnp section (more orders, thresholds, N = 16384)\n"
+        "  --out DIR     write results.json, table.txt, plot.dat and plot.gp there\n"
+        "  --reps N      timed repetitions (default 7, --full 3; pnp section: 5, --full 9,\n"
+        "                its short-queue part 3 times as many)\n"
+        "  --min-ms MS   time at least MS per repetition, replaying again (default 5)\n"
+        "  --budget S    an engine whose replay takes longer gets one repetition\n"
+        "  --only TEXT   only the workloads whose name contains TEXT (pnp section too)\n"
+        "  --engines L   only these columns (mpich is always kept; not the pnp section)\n"
+        "  --no-pnp      leave out the pnp section; --pnp-only: run only the pnp section\n"
+        "The pnp section (after the workload table; about a minute) compares policy=pnp and\n"
+        "policy=pnp-static with single and the baselines: (a) the hot-spot gather at\n"
+        "P=2048, m=10 against mpich and single+llv for several pnp.threshold / pnp.cap,\n"
+        "with vmatch_stats partners, levels, queues; (b) sparse neighbour and short-queue\n"
+        "workloads, pnp / single over ll, lla, llv; (c) bytes and queues at the peak of a\n"
+        "gather with N = 1024 and 4096 peers pending, against the ob1-style lists.\n"
+        "Environment: VMATCH_REPORT_SPECS='label=spec;...' adds library engines;\n"
+        "TMPDIR: where pnp-static's recorded profiles are written (and removed).\n");
+}
+
+// Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
+// Some policies (pnp) need nprocs, which the replay adds from the trace: such a spec is tried
+// again with a stand-in nprocs, and resolved then says "nprocs=P (the trace's)".
+bool check_spec(const std::string &spec, std::string &resolved, std::string &why)
+{
+    vmatch_engine_t *e = nullptr;
+    int rc = vmatch_create(spec.c_str(), &e);
+    if (rc < 0) {
+        why = fmt("%s (%s)", vmatch_strerror(rc), vmatch_last_error());
+        const std::string standin = "nprocs=4096";
+        if (spec.find("nprocs=") != std::string::npos ||
+            vmatch_create((standin + " " + spec).c_str(), &e) < 0)
+            return false;
+        resolved = vmatch_describe(e);
+        size_t at = resolved.find(standin);
+        if (at != std::string::npos)
+            resolved.replace(at, standin.size(), "nprocs=P (the trace's)");
+    } else {
+        resolved = vmatch_describe(e);
+    }
+    vmatch_destroy(e);
+    return true;
 }
 
 // The engines: library specs (deduplicated by resolved spec, left out when rejected),
@@ -843,18 +1009,15 @@ std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &
     for (auto &s : specs) {
         if (!wanted(s.first))
             continue;
-        vmatch_engine_t *e = nullptr;
-        int rc = vmatch_create(s.second.c_str(), &e);
-        if (rc < 0) {
-            notes.push_back(fmt("%s (\"%s\") left out: %s (%s)", s.first.c_str(),
-                                s.second.c_str(), vmatch_strerror(rc), vmatch_last_error()));
-            continue;
-        }
         Engine en;
         en.label = s.first;
         en.spec = s.second;
-        en.resolved = vmatch_describe(e);
-        vmatch_destroy(e);
+        std::string why;
+        if (!check_spec(en.spec, en.resolved, why)) {
+            notes.push_back(fmt("%s (\"%s\") left out: %s", s.first.c_str(), s.second.c_str(),
+                                why.c_str()));
+            continue;
+        }
         bool dup = false;
         for (const Engine &x : out)
             if (!x.base && x.resolved == en.resolved) {
@@ -875,6 +1038,450 @@ std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &
         out.push_back(en);
     }
     return out;
+}
+
+// ---- the pnp section ----
+//
+// Partner / non-partner queues (policy=pnp, policy=pnp-static) against the targets of their
+// issue, in three parts that each run like the workload report (reference check, untimed
+// pass, interleaved timed repetitions, ratios within each repetition):
+//   gather  the hot-spot gather at P = 2048, m = 10, in two receive orders: time per
+//           operation as a speedup over mpich and over single+llv, for several thresholds
+//           (t) and caps (c), pnp over ll, and pnp-static with a profile recorded from the
+//           same workload; vmatch_stats (partners, levels, queues) after one replay;
+//   sparse  neighbour exchanges and short queues: pnp / single over the same storage;
+//   memory  bytes held and queues allocated at the peak of a gather whose every peer has
+//           receives pending, N = 1024 and 4096, against the ob1-style per-peer lists.
+
+// What a pnp-section engine is for, in the verdict lines.
+enum PnpRole { kRoleOther, kRoleSingleLlv, kRolePnpLlv };
+
+struct PnpSpec {
+    const char *label, *spec; // spec nullptr: the baseline of that name
+    bool profiled;            // pnp-static: a profile of the same workload is recorded first
+    PnpRole role;
+    bool full_only;
+};
+
+// sqrt(2048) = 45.25, so with c = 46 the bound floor(c * sqrt(N)) = 2081 admits every peer.
+const PnpSpec kPnpGatherSpecs[] = {
+    {"mpich", nullptr, false, kRoleOther, false},
+    {"ob1", nullptr, false, kRoleOther, false}, // one list per peer, unbounded: a reference
+    {"single+ll", "policy=single storage=ll", false, kRoleOther, true},
+    {"single+llv", "policy=single storage=llv", false, kRoleSingleLlv, false},
+    {"pnp t=100 c=1", "policy=pnp storage=llv pnp.threshold=100 pnp.cap=1", false, kRolePnpLlv,
+     false},
+    {"pnp t=100 c=8", "policy=pnp storage=llv pnp.threshold=100 pnp.cap=8", false, kRolePnpLlv,
+     false},
+    {"pnp t=100 c=46", "policy=pnp storage=llv pnp.threshold=100 pnp.cap=46", false,
+     kRolePnpLlv, false},
+    {"pnp t=20 c=1", "policy=pnp storage=llv pnp.threshold=20 pnp.cap=1", false, kRolePnpLlv,
+     true},
+    {"pnp t=1000 c=1", "policy=pnp storage=llv pnp.threshold=1000 pnp.cap=1", false,
+     kRolePnpLlv, true},
+    {"pnp t=1000 c=46", "policy=pnp storage=llv pnp.threshold=1000 pnp.cap=46", false,
+     kRolePnpLlv, true},
+    {"pnp t=5000 c=1", "policy=pnp storage=llv pnp.threshold=5000 pnp.cap=1", false,
+     kRolePnpLlv, true},
+    {"pnp+ll t=100 c=46", "policy=pnp storage=ll pnp.threshold=100 pnp.cap=46", false,
+     kRoleOther, false},
+    {"static+llv c=1", "policy=pnp-static storage=llv pnp.cap=1", true, kRoleOther, false},
+    {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true, kRoleOther, false},
+};
+
+// The same interleaved-arrival orders as the standard suite's P=1024 gathers; --full adds
+// receives all pre-posted (interleave=0), the FDS shape.
+const Workload kPnpGathers[] = {
+    {"gather P=2048 m=10 random", "gather P=2048 m=10 order=random early=25"},
+    {"gather P=2048 m=10 rr", "gather P=2048 m=10 order=rr early=50"},
+};
+const Workload kPnpFullGathers[] = {
+    {"gather P=2048 m=10 reverse pre", "gather P=2048 m=10 order=reverse interleave=0"},
+    {"gather P=2048 m=10 random pre", "gather P=2048 m=10 order=random interleave=0"},
+};
+
+// Storages compared in the sparse part: single and pnp (defaults t=100, c=1) over each.
+const char *const kPnpStorages[] = {"ll", "lla", "llv"};
+
+const Workload kPnpSparse[] = {
+    {"neighbours 26 x2", "neighbours P=512 k=26 msgs=2 steps=200"},
+    {"neighbours 6 random x4", "neighbours P=512 k=6 topo=random msgs=4 steps=400"},
+    {"mixed", "mixed P=512 k=26 steps=200"},
+    {"short: neighbours 6 x1", "neighbours P=64 k=6 msgs=1 steps=3000"},
+    {"neighbours 26 rnd x8 skew",
+     "neighbours P=4096 k=26 topo=random msgs=8 steps=100 skew=300"},
+};
+
+const PnpSpec kPnpMemorySpecs[] = {
+    {"mpich", nullptr, false, kRoleOther, false},
+    {"ob1", nullptr, false, kRoleOther, false},
+    {"single+ll", "policy=single storage=ll", false, kRoleOther, false},
+    {"single+llv", "policy=single storage=llv", false, kRoleOther, false},
+    {"pnp c=1", "policy=pnp storage=llv pnp.cap=1", false, kRoleOther, false},
+    {"pnp c=46", "policy=pnp storage=llv pnp.cap=46", false, kRoleOther, false},
+    {"pnp+ll c=46", "policy=pnp storage=ll pnp.cap=46", false, kRoleOther, false},
+};
+
+// Every peer has m = 4 receives pending at the peak (all posted before any message).
+const Workload kPnpMemory[] = {
+    {"memory N=1024", "gather P=1024 m=4 order=random interleave=0"},
+    {"memory N=4096", "gather P=4096 m=4 order=random interleave=0"},
+};
+const Workload kPnpFullMemory[] = {
+    {"memory N=16384", "gather P=16384 m=4 order=random interleave=0"},
+};
+
+struct PnpSection {
+    std::unique_ptr<Report> gather, sparse, memory;
+    std::vector<PnpRole> gather_roles;
+    std::vector<std::string> notes;
+};
+
+// Engines of a part: baselines by name, vmatch specs checked as in collect_engines (a spec
+// this build rejects is left out with a note).  Profiled specs cannot be checked before a
+// profile exists; an error shows in their cells.
+std::vector<Engine> pnp_engines(const PnpSpec *specs, size_t n, bool full,
+                                std::vector<PnpRole> *roles, std::vector<std::string> &notes)
+{
+    std::vector<Engine> out;
+    for (size_t i = 0; i < n; i++) {
+        const PnpSpec &s = specs[i];
+        if (s.full_only && !full)
+            continue;
+        Engine en;
+        en.label = s.label;
+        if (!s.spec) {
+            for (const vmb::BaselineInfo &b : vmb::baselines())
+                if (en.label == b.name) {
+                    en.base = &b;
+                    en.resolved = b.models;
+                }
+            if (!en.base)
+                continue;
+        } else {
+            en.spec = s.spec;
+            en.profiled = s.profiled;
+            std::string why;
+            if (s.profiled) {
+                en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
+                              kRecorderSpec + ")";
+            } else if (!check_spec(en.spec, en.resolved, why)) {
+                notes.push_back(
+                    fmt("pnp section: %s (\"%s\") left out: %s", s.label, s.spec, why.c_str()));
+                continue;
+            }
+        }
+        out.push_back(en);
+        if (roles)
+            roles->push_back(s.role);
+    }
+    return out;
+}
+
+void pnp_run_part(Report &rep, const Workload *w, size_t n, const Workload *more, size_t nmore,
+                  const Options &o)
+{
+    std::vector<Workload> list(w, w + n);
+    if (o.full)
+        list.insert(list.end(), more, more + nmore);
+    std::vector<Workload> keep;
+    for (const Workload &x : list)
+        if (o.only.empty() || strstr(x.name, o.only.c_str()))
+            keep.push_back(x);
+    for (size_t i = 0; i < keep.size(); i++)
+        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
+}
+
+PnpSection run_pnp_section(const Options &o)
+{
+    PnpSection s;
+    // Timed repetitions: 5 of the gathers (9 with --full), where one replay of mpich takes
+    // about 2 s of CPU, so that the section stays within about a minute; the short workloads
+    // three times as many, because their ratios are judged against 1.05.
+    Options og = o, os = o, om = o;
+    og.reps = o.reps_given ? o.reps : o.full ? 9 : 5;
+    os.reps = 3 * og.reps;
+    om.reps = 0; // memory: the untimed pass alone
+    printf("\n== pnp section: hot-spot gather (%d repetitions)\n", og.reps);
+    fflush(stdout);
+    s.gather.reset(new Report(og, pnp_engines(kPnpGatherSpecs,
+                                              sizeof kPnpGatherSpecs / sizeof *kPnpGatherSpecs,
+                                              o.full, &s.gather_roles, s.notes)));
+    pnp_run_part(*s.gather, kPnpGathers, sizeof kPnpGathers / sizeof *kPnpGathers,
+                 kPnpFullGathers, sizeof kPnpFullGathers / sizeof *kPnpFullGathers, o);
+
+    printf("\n== pnp section: sparse neighbours and short queues (%d repetitions)\n", os.reps);
+    fflush(stdout);
+    std::vector<PnpSpec> sp;
+    std::vector<std::string> specs; // keeps the strings PnpSpec points into
+    for (const char *st : kPnpStorages) {
+        specs.push_back(std::string("single+") + st);
+        specs.push_back(std::string("policy=single storage=") + st);
+        specs.push_back(std::string("pnp+") + st);
+        specs.push_back(std::string("policy=pnp storage=") + st);
+    }
+    for (size_t i = 0; i < specs.size(); i += 2)
+        sp.push_back({specs[i].c_str(), specs[i + 1].c_str(), false, kRoleOther, false});
+    s.sparse.reset(new Report(os, pnp_engines(sp.data(), sp.size(), o.full, nullptr, s.notes)));
+    pnp_run_part(*s.sparse, kPnpSparse, sizeof kPnpSparse / sizeof *kPnpSparse, nullptr, 0, o);
+
+    printf("\n== pnp section: memory at the peak\n");
+    fflush(stdout);
+    s.memory.reset(new Report(om, pnp_engines(kPnpMemorySpecs,
+                                              sizeof kPnpMemorySpecs / sizeof *kPnpMemorySpecs,
+                                              o.full, nullptr, s.notes)));
+    pnp_run_part(*s.memory, kPnpMemory, sizeof kPnpMemory / sizeof *kPnpMemory, kPnpFullMemory,
+                 sizeof kPnpFullMemory / sizeof *kPnpFullMemory, o);
+    return s;
+}
+
+// Median of a/b over the repetitions both ran, and half the interquartile range in percent.
+bool rep_speedup(const Cell &a, const Cell &b, double &med, double &spread)
+{
+    std::vector<double> r = rep_ratios(a, b);
+    if (r.empty() || a.wrong || b.wrong)
+        return false;
+    med = median(r);
+    spread = 100 * (quantile(r, 0.75) - quantile(r, 0.25)) / 2 / med;
+    return true;
+}
+
+std::string ratio_text(const Cell &a, const Cell &b, const char *unit)
+{
+    double m, sp;
+    if (!rep_speedup(a, b, m, sp))
+        return "-";
+    std::string v = m >= 0.1 ? fmt("%.2f", m) : fmt("%.2g", m);
+    return v + unit + fmt("±%.0f%%", sp);
+}
+
+double median_ns(const Cell &c)
+{
+    std::vector<double> ok;
+    for (double x : c.ns)
+        if (!std::isnan(x))
+            ok.push_back(x);
+    return ok.empty() ? NAN : median(ok);
+}
+
+size_t find_engine(const Report &rep, const std::string &label)
+{
+    for (size_t i = 0; i < rep.engines().size(); i++)
+        if (rep.engines()[i].label == label)
+            return i;
+    return (size_t)-1;
+}
+
+// Why a cell shows no figure (or the empty string when it has one).
+std::string cell_problem(const Cell &c)
+{
+    if (c.wrong)
+        return "WRONG";
+    if (!c.ok || !c.error.empty())
+        return "error";
+    return "";
+}
+
+void print_pnp_gather(FILE *f, const PnpSection &s)
+{
+    const Report &rep = *s.gather;
+    const std::vector<Engine> &en = rep.engines();
+    size_t y = rep.yard(), sl = find_engine(rep, "single+llv");
+    fprintf(f,
+            "\npnp (a): hot-spot gather.  ns/op: median CPU ns per operation over %d "
+            "repetitions.  x mpich and\nx single+llv: how many times faster than that engine "
+            "(above 1: faster), the median of the\nratio taken within each repetition, ±half "
+            "its interquartile range.  inspected: entries a list\nwalk would compare per "
+            "search.  partners, levels, queues: vmatch_stats after one replay\n(the untimed "
+            "one); KiB: bytes held at the peak.  t = pnp.threshold, c = pnp.cap; static:\n"
+            "policy=pnp-static with a profile recorded from the same workload.\n",
+            rep.options().reps);
+    for (const Row &row : rep.rows()) {
+        fprintf(
+            f, "\n%s  (%s)\n  %zu ops, longest PRQ %llu, UMQ %llu, %llu entries at the peak\n",
+            row.name.c_str(), row.desc.c_str(), row.ops, (unsigned long long)row.ref.max_prq,
+            (unsigned long long)row.ref.max_umq, (unsigned long long)row.ref.max_pending);
+        fprintf(f, "  %-22s %9s %13s %13s %9s %8s %6s %6s %8s\n", "engine", "ns/op", "x mpich",
+                "x single+llv", "inspected", "partners", "levels", "queues", "KiB peak");
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = row.cells[i];
+            std::string bad = cell_problem(c);
+            if (!bad.empty()) {
+                fprintf(f, "  %-22s %9s  %s\n", en[i].label.c_str(), bad.c_str(),
+                        c.error.c_str());
+                continue;
+            }
+            double ns = median_ns(c);
+            std::string xm = i == y          ? "1"
+                             : y < en.size() ? ratio_text(row.cells[y], c, "x")
+                                             : "-";
+            std::string xs = i == sl          ? "1"
+                             : sl < en.size() ? ratio_text(row.cells[sl], c, "x")
+                                              : "-";
+            std::string part = "-", lev = "-", q = "-";
+            if (c.has_end) {
+                part = fmt("%llu", (unsigned long long)c.end.partners);
+                lev = fmt("%llu", (unsigned long long)c.end.levels);
+                q = fmt("%llu", (unsigned long long)c.end.queues);
+            } else if (en[i].base) {
+                q = fmt("%llu", (unsigned long long)c.m.queues_peak);
+            }
+            fprintf(f, "  %-22s %9s %s %s %9.1f %8s %6s %6s %8.0f\n", en[i].label.c_str(),
+                    std::isnan(ns) ? "-" : fmt("%.1f", ns).c_str(), pad(xm, 13).c_str(),
+                    pad(xs, 13).c_str(),
+                    c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN,
+                    part.c_str(), lev.c_str(), q.c_str(), (double)c.m.bytes_peak / 1024);
+        }
+        // The target: some pnp+llv setting >= 28x faster than mpich and faster than single+llv.
+        size_t best = (size_t)-1;
+        double best_m = 0, best_s = 0;
+        for (size_t i = 0; i < en.size(); i++) {
+            double m, sp;
+            if (s.gather_roles[i] == kRolePnpLlv && y < en.size() &&
+                rep_speedup(row.cells[y], row.cells[i], m, sp) && m > best_m) {
+                best = i;
+                best_m = m;
+                best_s = sp;
+            }
+        }
+        if (best == (size_t)-1) {
+            fprintf(f, "  target: no pnp+llv figure\n");
+            continue;
+        }
+        double vs = NAN, vs_sp = 0;
+        if (sl < en.size())
+            rep_speedup(row.cells[sl], row.cells[best], vs, vs_sp);
+        int n_both = 0, n_28 = 0, n_pnp = 0;
+        for (size_t i = 0; i < en.size(); i++) {
+            double m, sp, v, vsp;
+            if (s.gather_roles[i] != kRolePnpLlv ||
+                !rep_speedup(row.cells[y], row.cells[i], m, sp))
+                continue;
+            n_pnp++;
+            n_28 += m >= 28;
+            n_both += m >= 28 && sl < en.size() &&
+                      rep_speedup(row.cells[sl], row.cells[i], v, vsp) && v > 1;
+        }
+        fprintf(f,
+                "  target: pnp+llv >= 28x faster than mpich and faster than single+llv.\n"
+                "  best pnp+llv: '%s', %.1fx faster than mpich (±%.0f%%), %.2fx the speed of "
+                "single+llv (±%.0f%%).\n  pnp+llv settings at >= 28x: %d of %d; also faster "
+                "than single+llv: %d.\n",
+                en[best].label.c_str(), best_m, best_s, vs, vs_sp, n_28, n_pnp, n_both);
+    }
+}
+
+void print_pnp_sparse(FILE *f, const PnpSection &s)
+{
+    const Report &rep = *s.sparse;
+    fprintf(f,
+            "\npnp (b): sparse neighbours and short queues: pnp (t=100, c=1) against single "
+            "over the same\nstorage.  single: its median ns per operation; pnp/single: the "
+            "ratio of their times taken\nwithin each of %d repetitions, median ±half the "
+            "interquartile range (target: at most 1.05).\npartners: vmatch_stats of pnp+llv "
+            "after one replay.\n\n",
+            rep.options().reps);
+    fprintf(f, "  %-27s %6s %8s", "workload", "max q", "partners");
+    for (const char *st : kPnpStorages)
+        fprintf(f, " %9s %13s", fmt("%s ns", st).c_str(), "pnp/single");
+    fprintf(f, "\n");
+    double worst = 0;
+    std::string worst_at;
+    int n = 0, within = 0;
+    for (const Row &row : rep.rows()) {
+        size_t pl = find_engine(rep, "pnp+llv");
+        std::string part = pl < row.cells.size() && row.cells[pl].has_end
+                               ? fmt("%llu", (unsigned long long)row.cells[pl].end.partners)
+                               : "-";
+        fprintf(f, "  %-27s %6llu %8s", row.name.c_str(),
+                (unsigned long long)row.ref.max_pending, part.c_str());
+        for (const char *st : kPnpStorages) {
+            size_t a = find_engine(rep, std::string("single+") + st);
+            size_t b = find_engine(rep, std::string("pnp+") + st);
+            if (a >= row.cells.size() || b >= row.cells.size()) {
+                fprintf(f, " %9s %13s", "-", "-");
+                continue;
+            }
+            std::string bad = cell_problem(row.cells[b]);
+            if (bad.empty())
+                bad = cell_problem(row.cells[a]);
+            double sn = median_ns(row.cells[a]), m, sp;
+            if (!bad.empty() || !rep_speedup(row.cells[b], row.cells[a], m, sp)) {
+                fprintf(f, " %9s %13s", "-", bad.empty() ? "-" : bad.c_str());
+                continue;
+            }
+            n++;
+            within += m <= 1.05;
+            if (m > worst) {
+                worst = m;
+                worst_at = row.name + " (" + st + ")";
+            }
+            fprintf(f, " %9.1f %13s", sn, pad(fmt("%.3f±%.0f%%", m, sp), 13).c_str());
+        }
+        fprintf(f, "\n");
+    }
+    if (n)
+        fprintf(f, "  target (pnp/single <= 1.05): %d of %d cells; the worst is %.3f, %s.\n",
+                within, n, worst, worst_at.c_str());
+}
+
+void print_pnp_memory(FILE *f, const PnpSection &s)
+{
+    const Report &rep = *s.memory;
+    const std::vector<Engine> &en = rep.engines();
+    fprintf(f,
+            "\npnp (c): memory at the peak of a gather whose every peer has m = 4 receives "
+            "pending (all\nposted before the first message arrives).  bytes: vmatch_stats "
+            "bytes (the baselines' bytes())\nwhen the most entries were queued; x ob1: bytes / "
+            "ob1's bytes; B/entry: (bytes - bytes of the\nempty engine) / entries; queues: "
+            "vmatch_stats queues (ob1: two lists per peer seen and one\nwildcard list); "
+            "B/queue: bytes / queues; partners and levels after the replay.  Baselines\ncount "
+            "what matching adds beyond MPI's request objects (bench/baseline_*.cc).\n\n");
+    fprintf(f, "  %-15s %-12s %8s %11s %7s %8s %7s %9s %8s %6s\n", "workload", "engine",
+            "entries", "bytes", "x ob1", "B/entry", "queues", "B/queue", "partners", "levels");
+    size_t ob1 = find_engine(rep, "ob1");
+    for (const Row &row : rep.rows()) {
+        double ob1_bytes =
+            ob1 < en.size() && row.cells[ob1].ok ? (double)row.cells[ob1].m.bytes_peak : NAN;
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = row.cells[i];
+            std::string bad = cell_problem(c);
+            if (!bad.empty()) {
+                fprintf(f, "  %-15s %-12s %s %s\n", row.name.c_str(), en[i].label.c_str(),
+                        bad.c_str(), c.error.c_str());
+                continue;
+            }
+            std::string part =
+                c.has_end ? fmt("%llu", (unsigned long long)c.end.partners) : "-";
+            std::string lev = c.has_end ? fmt("%llu", (unsigned long long)c.end.levels) : "-";
+            fprintf(f, "  %-15s %-12s %8llu %11llu %7.2f %8.1f %7llu %9.0f %8s %6s\n",
+                    row.name.c_str(), en[i].label.c_str(), (unsigned long long)c.m.max_pending,
+                    (unsigned long long)c.m.bytes_peak, (double)c.m.bytes_peak / ob1_bytes,
+                    bytes_per_entry(c), (unsigned long long)c.m.queues_peak,
+                    c.m.queues_peak ? (double)c.m.bytes_peak / (double)c.m.queues_peak : NAN,
+                    part.c_str(), lev.c_str());
+        }
+    }
+}
+
+void print_pnp_section(FILE *f, const PnpSection &s)
+{
+    fprintf(f, "\n== pnp: partner / non-partner queues\n");
+    print_pnp_gather(f, s);
+    print_pnp_sparse(f, s);
+    print_pnp_memory(f, s);
+    fprintf(f, "\npnp engines:\n");
+    std::vector<std::string> shown;
+    for (const Report *r : {s.gather.get(), s.sparse.get(), s.memory.get()})
+        for (const Engine &e : r->engines()) {
+            std::string line = fmt("  %-22s %s\n", e.label.c_str(), e.resolved.c_str());
+            if (e.base || std::find(shown.begin(), shown.end(), line) != shown.end())
+                continue;
+            shown.push_back(line);
+            fputs(line.c_str(), f);
+        }
+    for (const std::string &n : s.notes)
+        fprintf(f, "note: %s\n", n.c_str());
 }
 
 bool make_dir(const std::string &d)
@@ -902,6 +1509,11 @@ int main(int argc, char **argv)
             o.out = argv[++i];
         } else if (a == "--reps" && more) {
             o.reps = atoi(argv[++i]);
+            o.reps_given = o.reps > 0;
+        } else if (a == "--no-pnp") {
+            o.pnp = false;
+        } else if (a == "--pnp-only") {
+            o.main_suite = false;
         } else if (a == "--min-ms" && more) {
             o.min_ms = atof(argv[++i]);
         } else if (a == "--budget" && more) {
@@ -945,6 +1557,8 @@ int main(int argc, char **argv)
     const Workload *suite = o.full ? kFullSuite : kSuite;
     size_t nsuite =
         o.full ? sizeof kFullSuite / sizeof *kFullSuite : sizeof kSuite / sizeof *kSuite;
+    if (!o.main_suite)
+        nsuite = 0;
     for (size_t i = 0; i < nsuite; i++)
         if (o.only.empty() || strstr(suite[i].name, o.only.c_str())) {
             work.push_back({suite[i].name, suite[i].spec});
@@ -953,7 +1567,8 @@ int main(int argc, char **argv)
     const unsigned *sp = o.full ? kFullSweepP : kSweepP;
     size_t nsp =
         o.full ? sizeof kFullSweepP / sizeof *kFullSweepP : sizeof kSweepP / sizeof *kSweepP;
-    if (o.only.empty() || std::string("sweep").find(o.only) != std::string::npos)
+    if (o.main_suite &&
+        (o.only.empty() || std::string("sweep").find(o.only) != std::string::npos))
         for (size_t i = 0; i < nsp; i++) {
             work.push_back({fmt("sweep: gather P=%u m=4", sp[i]),
                             fmt("gather P=%u m=4 order=random interleave=0", sp[i])});
@@ -970,24 +1585,51 @@ int main(int argc, char **argv)
         printf("workloads:\n");
         for (size_t i = 0; i < work.size(); i++)
             printf("  %-30s %s\n", work[i].first.c_str(), work[i].second.c_str());
+        if (o.pnp) {
+            printf("pnp section (engines: vmatch_report --help):\n");
+            auto show = [](const Workload *w, size_t n) {
+                for (size_t i = 0; i < n; i++)
+                    printf("  %-30s %s\n", w[i].name, w[i].spec);
+            };
+            show(kPnpGathers, sizeof kPnpGathers / sizeof *kPnpGathers);
+            if (o.full)
+                show(kPnpFullGathers, sizeof kPnpFullGathers / sizeof *kPnpFullGathers);
+            show(kPnpSparse, sizeof kPnpSparse / sizeof *kPnpSparse);
+            show(kPnpMemory, sizeof kPnpMemory / sizeof *kPnpMemory);
+            if (o.full)
+                show(kPnpFullMemory, sizeof kPnpFullMemory / sizeof *kPnpFullMemory);
+        }
         return 0;
     }
 
-    printf("vmatch workload report (%s sizes, %d repetitions): %zu workloads x %zu engines\n",
-           o.full ? "large" : "moderate", o.reps, work.size(), engines.size());
-    for (const std::string &n : notes)
-        printf("  note: %s\n", n.c_str());
-    fflush(stdout);
     uint64_t t0 = vm_wl_now_ns();
     Report rep(o, engines);
-    for (size_t i = 0; i < work.size(); i++)
-        rep.run(work[i].first, work[i].second, sweep[i], i + 1, work.size());
-    double secs = (double)(vm_wl_now_ns() - t0) / 1e9;
-
-    print_tables(stdout, rep, o);
-    for (const std::string &n : notes)
-        printf("note: %s\n", n.c_str());
-    printf("report time: %.0f s\n", secs);
+    if (o.main_suite) {
+        printf("vmatch workload report (%s sizes, %d repetitions): %zu workloads x %zu "
+               "engines\n",
+               o.full ? "large" : "moderate", o.reps, work.size(), engines.size());
+        for (const std::string &n : notes)
+            printf("  note: %s\n", n.c_str());
+        fflush(stdout);
+        for (size_t i = 0; i < work.size(); i++)
+            rep.run(work[i].first, work[i].second, sweep[i], i + 1, work.size());
+        print_tables(stdout, rep, o);
+        for (const std::string &n : notes)
+            printf("note: %s\n", n.c_str());
+        printf("report time: %.0f s\n", (double)(vm_wl_now_ns() - t0) / 1e9);
+    }
+    PnpSection pnp;
+    std::vector<JsonPart> parts;
+    if (o.pnp) {
+        uint64_t p0 = vm_wl_now_ns();
+        pnp = run_pnp_section(o);
+        print_pnp_section(stdout, pnp);
+        printf("pnp section time: %.0f s\n", (double)(vm_wl_now_ns() - p0) / 1e9);
+        parts = {{"gather", pnp.gather.get()},
+                 {"sparse", pnp.sparse.get()},
+                 {"memory", pnp.memory.get()}};
+    }
+    fflush(stdout);
     if (!o.out.empty()) {
         if (!make_dir(o.out)) {
             fprintf(stderr, "vmatch_report: cannot create %s: %s\n", o.out.c_str(),
@@ -995,23 +1637,35 @@ int main(int argc, char **argv)
             return 1;
         }
         FILE *tf = fopen((o.out + "/table.txt").c_str(), "w");
+        bool plot = false;
+        for (const Row &r : rep.rows())
+            plot |= r.sweep;
         if (tf) {
             print_machine(tf, m);
-            print_tables(tf, rep, o);
+            if (o.main_suite)
+                print_tables(tf, rep, o);
             for (const std::string &n : notes)
                 fprintf(tf, "note: %s\n", n.c_str());
+            if (o.pnp)
+                print_pnp_section(tf, pnp);
             fclose(tf);
         }
-        if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes) ||
-            !write_plot(o.out, rep, m)) {
+        if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes, parts) ||
+            (plot && !write_plot(o.out, rep, m))) {
             fprintf(stderr, "vmatch_report: cannot write into %s: %s\n", o.out.c_str(),
                     strerror(errno));
             return 1;
         }
     }
-    bool wrong = false;
-    for (const Row &r : rep.rows())
-        for (const Cell &c : r.cells)
-            wrong |= c.wrong;
-    return rep.failed() || wrong ? 1 : 0;
+    bool wrong = false, failed = rep.failed();
+    std::vector<const Report *> all = {&rep};
+    for (const JsonPart &p : parts)
+        all.push_back(p.rep);
+    for (const Report *r : all) {
+        failed |= r->failed();
+        for (const Row &row : r->rows())
+            for (const Cell &c : row.cells)
+                wrong |= c.wrong;
+    }
+    return failed || wrong ? 1 : 0;
 }
