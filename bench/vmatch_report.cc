@@ -1110,6 +1110,8 @@ const Workload kPnpSparse[] = {
     {"short: neighbours 6 x1", "neighbours P=64 k=6 msgs=1 steps=3000"},
     {"neighbours 26 rnd x8 skew",
      "neighbours P=4096 k=26 topo=random msgs=8 steps=100 skew=300"},
+    // Queues of one entry: the fixed cost of a call, which the partner lookup must not raise.
+    {"short: allreduce-rd P=200", "allreduce-rd P=200 calls=1000"},
 };
 
 const PnpSpec kPnpMemorySpecs[] = {
