@@ -173,6 +173,21 @@ static void test_gather(void)
     CHECK_EQ(r.kinds[VM_TRACE_POST], 63 * 4);
     free(r.out);
     vm_trace_free(&t);
+    /* Repeated: three gathers, each drained before the next; the first is the one above. */
+    vm_trace_t once = run_ref("gather P=64 m=4 order=random early=30 interleave=1 seed=3", &r);
+    free(r.out);
+    t = run_ref("gather P=64 m=4 order=random early=30 interleave=1 iters=3 seed=3", &r);
+    check_drained("gather repeated", &r);
+    CHECK_EQ(r.kinds[VM_TRACE_POST], 3 * 63 * 4);
+    CHECK(r.m.max_umq <= 63 * 4);
+    int same = t.n == 3 * once.n;
+    for (size_t i = 0; same && i < once.n; i++)
+        same = t.ops[i].kind == once.ops[i].kind && t.ops[i].src == once.ops[i].src &&
+               t.ops[i].tag == once.ops[i].tag;
+    CHECK(same);
+    free(r.out);
+    vm_trace_free(&t);
+    vm_trace_free(&once);
 }
 
 static void test_neighbours(void)
@@ -333,7 +348,8 @@ static void test_specs(void)
     CHECK_EQ(vm_wl_generate("  gather   P=4 m=1\torder=reverse ", &t, desc, sizeof desc, err,
                             sizeof err),
              0);
-    CHECK(strcmp(desc, "gather P=4 m=1 order=reverse early=0 interleave=1 seed=1") == 0);
+    CHECK(strcmp(desc, "gather P=4 m=1 order=reverse early=0 interleave=1 iters=1 seed=1") ==
+          0);
     vm_trace_free(&t);
 
     static const struct {
@@ -342,7 +358,7 @@ static void test_specs(void)
         {"", "unknown workload '' (known: gather neighbours master mixed gather-linear"},
         {"gathr P=4", "unknown workload 'gathr'"},
         {"gather Q=4",
-         "gather: unknown parameter 'Q' (known: P m order early interleave seed)"},
+         "gather: unknown parameter 'Q' (known: P m order early interleave iters seed)"},
         {"gather P", "gather: expected key=value, got 'P'"},
         {"gather P=1", "gather: P must be a number from 2 to 1048576, got '1'"},
         {"gather P=x", "gather: P must be a number from 2 to 1048576, got 'x'"},
@@ -350,7 +366,8 @@ static void test_specs(void)
         {"gather P=99999999999999999999999", "gather: P must be a number"},
         {"gather order=sideways", "gather: order must be one of reverse, random, rr, got "
                                   "'sideways'"},
-        {"gather P=1048576 m=100000", "gather: (P-1)*m = 104857500000 messages is too many"},
+        {"gather P=1048576 m=100000",
+         "gather: (P-1)*m*iters = 104857500000 messages is too many"},
         {"neighbours k=7", "neighbours: topo=stencil takes k=6, 18 or 26 (got 7)"},
         {"neighbours P=8 rank=8", "neighbours: rank 8 is not below P=8"},
         {"mixed k=5", "mixed: topo=stencil takes k=6, 18 or 26 (got 5)"},

@@ -17,14 +17,14 @@ static const char *const topo_names[] = {"stencil", "random", NULL};
  * arrivals: every search runs to the far end), random, or rr (per-peer round robin: tag 0
  * of every peer, then tag 1, ...).  `early` percent of the messages arrive before the first
  * receive is posted; the rest arrive after all receives are posted (interleave=0) or mixed
- * at random with the posts (interleave=1). */
-enum { GA_P, GA_M, GA_ORDER, GA_EARLY, GA_INTERLEAVE, GA_SEED, GA_N };
+ * at random with the posts (interleave=1).  The gather repeats `iters` times, as FDS gathers
+ * at every time step (the order is drawn again each time); an iteration ends with both
+ * queues empty. */
+enum { GA_P, GA_M, GA_ORDER, GA_EARLY, GA_INTERLEAVE, GA_ITERS, GA_SEED, GA_N };
 static const wl_pdef_t gather_params[GA_N] = {
-    [GA_P] = {"P", 256, 2, 1 << 20, NULL},
-    [GA_M] = {"m", 8, 1, 100000, NULL},
-    [GA_ORDER] = {"order", 1, 0, 2, order_names},
-    [GA_EARLY] = {"early", 0, 0, 100, NULL},
-    [GA_INTERLEAVE] = {"interleave", 1, 0, 1, NULL},
+    [GA_P] = {"P", 256, 2, 1 << 20, NULL},           [GA_M] = {"m", 8, 1, 100000, NULL},
+    [GA_ORDER] = {"order", 1, 0, 2, order_names},    [GA_EARLY] = {"early", 0, 0, 100, NULL},
+    [GA_INTERLEAVE] = {"interleave", 1, 0, 1, NULL}, [GA_ITERS] = {"iters", 1, 1, 1000, NULL},
     [GA_SEED] = {"seed", 1, 0, 1LL << 62, NULL},
 };
 
@@ -33,10 +33,10 @@ static int gen_gather(wl_gen_ctx_t *g, const wl_gen_t *self, const long long *v,
 {
     (void)self;
     uint32_t P = (uint32_t)v[GA_P], m = (uint32_t)v[GA_M];
-    uint64_t n = (uint64_t)(P - 1) * m;
-    if (2 * n > VM_WL_MAX_OPS) {
-        snprintf(err, errlen, "gather: (P-1)*m = %llu messages is too many",
-                 (unsigned long long)n);
+    uint64_t n = (uint64_t)(P - 1) * m, iters = (uint64_t)v[GA_ITERS];
+    if (2 * n * iters > VM_WL_MAX_OPS) {
+        snprintf(err, errlen, "gather: (P-1)*m*iters = %llu messages is too many",
+                 (unsigned long long)(n * iters));
         return VMATCH_EINVAL;
     }
     int rc = wl_setup(g, (uint64_t)v[GA_SEED], P);
@@ -47,36 +47,39 @@ static int gen_gather(wl_gen_ctx_t *g, const wl_gen_t *self, const long long *v,
     uint32_t *order = malloc(n * sizeof *order);
     if (!order)
         return VMATCH_ENOMEM;
-    for (uint32_t i = 0; i < n; i++) {
-        switch (v[GA_ORDER]) {
-        case 0: /* reverse */
-            order[i] = (uint32_t)(n - 1 - i);
-            break;
-        case 2: /* round robin: receive i is for tag i / (P-1) of peer 1 + i % (P-1) */
-            order[i] = (i % (P - 1)) * m + i / (P - 1);
-            break;
-        default:
-            order[i] = i;
-            break;
-        }
-    }
-    if (v[GA_ORDER] == 1)
-        wl_shuffle(g, order, n);
-    uint64_t early = (n * (uint64_t)v[GA_EARLY] + 50) / 100, a = 0, p = 0;
     vm_trace_t *t = g->t;
-    for (; a < early; a++)
-        vm_trace_arrive(t, 0, (int32_t)(1 + a / m), (int32_t)(a % m), 0);
-    while (a < n || p < n) {
-        /* Interleaved: the next event is an arrival with probability (arrivals left) /
-         * (events left); otherwise every receive goes first. */
-        int arrival = p == n || (v[GA_INTERLEAVE] &&
-                                 wl_below(g, (uint32_t)(2 * n - a - p)) < (uint32_t)(n - a));
-        if (arrival) {
+    for (uint64_t it = 0; it < iters; it++) {
+        for (uint32_t i = 0; i < n; i++) {
+            switch (v[GA_ORDER]) {
+            case 0: /* reverse */
+                order[i] = (uint32_t)(n - 1 - i);
+                break;
+            case 2: /* round robin: receive i is for tag i / (P-1) of peer 1 + i % (P-1) */
+                order[i] = (i % (P - 1)) * m + i / (P - 1);
+                break;
+            default:
+                order[i] = i;
+                break;
+            }
+        }
+        if (v[GA_ORDER] == 1)
+            wl_shuffle(g, order, n);
+        uint64_t early = (n * (uint64_t)v[GA_EARLY] + 50) / 100, a = 0, p = 0;
+        for (; a < early; a++)
             vm_trace_arrive(t, 0, (int32_t)(1 + a / m), (int32_t)(a % m), 0);
-            a++;
-        } else {
-            uint32_t i = order[p++];
-            vm_trace_post(t, 0, (int32_t)(1 + i / m), (int32_t)(i % m), 0);
+        while (a < n || p < n) {
+            /* Interleaved: the next event is an arrival with probability (arrivals left) /
+             * (events left); otherwise every receive goes first. */
+            int arrival =
+                p == n || (v[GA_INTERLEAVE] &&
+                           wl_below(g, (uint32_t)(2 * n - a - p)) < (uint32_t)(n - a));
+            if (arrival) {
+                vm_trace_arrive(t, 0, (int32_t)(1 + a / m), (int32_t)(a % m), 0);
+                a++;
+            } else {
+                uint32_t i = order[p++];
+                vm_trace_post(t, 0, (int32_t)(1 + i / m), (int32_t)(i % m), 0);
+            }
         }
     }
     free(order);

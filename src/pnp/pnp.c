@@ -48,6 +48,10 @@ typedef struct vm_pnp {
     vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
     vm_queue_t **chain, **pq, *wild;
     uint32_t nchain, npq, chain_cap, pq_cap;
+    /* Bit c: chain[c] is closed (c < nchain - 1) and may hold entries.  Closed queues only
+     * drain, so a search clears the bit of one it finds empty and never looks at it again. */
+    uint64_t *closed;
+    uint32_t closed_words;
     uint32_t limit; /* most partners: floor(pnp.cap * sqrt(nprocs)) */
     uint64_t retry; /* newest chain queue length that triggers an extraction */
     /* dynamic */
@@ -109,6 +113,21 @@ static inline int64_t partner(const vm_pnp_t *s, uint64_t key, int32_t *last)
     return -1;
 }
 
+/* The first closed chain queue at or after c that may hold entries, or UINT32_MAX. */
+static inline uint32_t next_closed(const vm_pnp_t *s, uint32_t c)
+{
+    uint32_t w = c / 64;
+    if (w >= s->closed_words)
+        return UINT32_MAX;
+    uint64_t m = s->closed[w] & (~0ull << (c % 64));
+    while (!m) {
+        if (++w >= s->closed_words)
+            return UINT32_MAX;
+        m = s->closed[w];
+    }
+    return w * 64 + (uint32_t)__builtin_ctzll(m);
+}
+
 /* ---- growing arrays ---- */
 
 static int grow(vm_mem_t *mem, vm_queue_t ***arr, uint32_t *cap, uint32_t need)
@@ -126,6 +145,25 @@ static int grow(vm_mem_t *mem, vm_queue_t ***arr, uint32_t *cap, uint32_t need)
     vm_mem_free(mem, *arr, *cap * sizeof *n);
     *arr = n;
     *cap = ncap;
+    return VMATCH_OK;
+}
+
+/* Room for bit `bit` in the closed-queue bitmap. */
+static int grow_closed(vm_pnp_t *s, uint32_t bit)
+{
+    uint32_t need = bit / 64 + 1;
+    if (need <= s->closed_words)
+        return VMATCH_OK;
+    vm_mem_t *mem = &s->base.env->mem;
+    uint32_t n = need * 2;
+    uint64_t *w = vm_mem_calloc(mem, n * sizeof *w);
+    if (!w)
+        return VMATCH_ENOMEM;
+    if (s->closed_words)
+        memcpy(w, s->closed, s->closed_words * sizeof *w);
+    vm_mem_free(mem, s->closed, s->closed_words * sizeof *w);
+    s->closed = w;
+    s->closed_words = n;
     return VMATCH_OK;
 }
 
@@ -214,6 +252,8 @@ static void extract(vm_pnp_t *s)
     if (rc == VMATCH_OK)
         rc = grow(mem, &s->chain, &s->chain_cap, s->nchain + 1);
     if (rc == VMATCH_OK)
+        rc = grow_closed(s, s->nchain - 1);
+    if (rc == VMATCH_OK)
         rc = grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
     if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
         new_chain = 1;
@@ -221,13 +261,15 @@ static void extract(vm_pnp_t *s)
            (rc = add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
         made++;
     if (rc == VMATCH_OK) {
+        s->closed[(s->nchain - 1) / 64] |= 1ull << ((s->nchain - 1) % 64);
         s->npq += taken;
         s->nchain++;
         s->retry = t;
     } else {
+        /* Undo.  This round's slots are at the ends of their buckets, so clearing them in
+         * reverse leaves every bucket contiguous. */
         if (rc == VMATCH_ENOTFOUND)
-            s->retry = q->len + more; /* undo; this round's slots are at the ends of their
-                buckets, so clearing them in reverse leaves every bucket contiguous */
+            s->retry = q->len + more;
         while (made--)
             s->pq[s->npq + made]->ops->destroy(s->pq[s->npq + made]);
         if (new_chain)
@@ -352,6 +394,7 @@ static void pnp_destroy(vm_pq_t *p)
         s->wild->ops->destroy(s->wild);
     vm_mem_free(mem, s->chain, s->chain_cap * sizeof *s->chain);
     vm_mem_free(mem, s->pq, s->pq_cap * sizeof *s->pq);
+    vm_mem_free(mem, s->closed, s->closed_words * sizeof *s->closed);
     vm_mem_free(mem, s->table, (size_t)s->nbuckets * s->cap * sizeof *s->table);
     vm_phash_free(&s->ph, mem);
     if (s->ctxs)
@@ -439,15 +482,26 @@ static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32
     return rc;
 }
 
-/* The better of two candidates: the current best (*bq, *best) and queue q. */
-static void consider(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_queue_t **bq,
-                     vm_hit_t *best, uint64_t *inspected)
+/* The better of two candidates: the current best (*bq, *best) and queue q.  Returns 1 when
+ * q had a match. */
+static int consider_q(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_queue_t **bq,
+                      vm_hit_t *best, uint64_t *inspected)
 {
     vm_hit_t h;
-    if (q->len && q->ops->find(q, key, keycare, &h, inspected) && (!*bq || h.seq < best->seq)) {
+    if (!q->len || !q->ops->find(q, key, keycare, &h, inspected))
+        return 0;
+    if (!*bq || h.seq < best->seq) {
         *bq = q;
         *best = h;
     }
+    return 1;
+}
+
+/* consider_q on chain queue c. */
+static int consider(vm_pnp_t *s, uint32_t c, vmatch_bits_t key, vmatch_bits_t keycare,
+                    vm_queue_t **bq, vm_hit_t *best, uint64_t *inspected)
+{
+    return consider_q(s->chain[c], key, keycare, bq, best, inspected);
 }
 
 static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
@@ -465,21 +519,27 @@ static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint3
         /* The queues a match of this source key can be in, oldest first, then wildcards. */
         int32_t last = (int32_t)s->nchain - 1;
         int64_t i = partner(s, src_key(s, key), &last);
-        for (int32_t c = 0; c <= last && !bq; c++)
-            consider(s->chain[c], key, keycare, &bq, &best, inspected);
+        for (uint32_t c = next_closed(s, 0); (int64_t)c <= last && !bq;
+             c = next_closed(s, c + 1))
+            if (!consider(s, c, key, keycare, &bq, &best, inspected) && !s->chain[c]->len)
+                s->closed[c / 64] &= ~(1ull << (c % 64));
+        if (!bq && last == (int32_t)s->nchain - 1)
+            consider(s, last, key, keycare, &bq, &best, inspected);
         if (!bq && i >= 0)
-            consider(s->pq[i], key, keycare, &bq, &best, inspected);
+            consider_q(s->pq[i], key, keycare, &bq, &best, inspected);
         if (s->wild && !(bq == s->chain[0] && s->nchain > 1))
-            consider(s->wild, key, keycare, &bq, &best, inspected);
+            consider_q(s->wild, key, keycare, &bq, &best, inspected);
     } else { /* a wildcard search: every queue, the oldest first match */
-        consider(s->chain[0], key, keycare, &bq, &best, inspected);
-        if (!(bq && s->nchain > 1)) {
-            for (uint32_t c = 1; c < s->nchain; c++)
-                consider(s->chain[c], key, keycare, &bq, &best, inspected);
+        uint32_t c = next_closed(s, 0);
+        for (; c < s->nchain - 1 && !(bq && bq == s->chain[0]); c = next_closed(s, c + 1))
+            if (!consider(s, c, key, keycare, &bq, &best, inspected) && !s->chain[c]->len)
+                s->closed[c / 64] &= ~(1ull << (c % 64));
+        if (!(bq && bq == s->chain[0] && s->nchain > 1)) {
+            consider(s, s->nchain - 1, key, keycare, &bq, &best, inspected);
             for (uint32_t i = 0; i < s->npq; i++)
-                consider(s->pq[i], key, keycare, &bq, &best, inspected);
+                consider_q(s->pq[i], key, keycare, &bq, &best, inspected);
             if (s->wild)
-                consider(s->wild, key, keycare, &bq, &best, inspected);
+                consider_q(s->wild, key, keycare, &bq, &best, inspected);
         }
     }
     if (!bq)
