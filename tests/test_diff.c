@@ -78,7 +78,8 @@ static const struct {
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
 /* Keys a policy needs, per variant.  pnp runs with thresholds of 2, 5 and 8 so that levels
- * and partners form early and often, with every metric, and with caps that the traffic's
+ * and partners form early and often, with entries moved to new partners' queues (v0, v2)
+ * and with the thesis's levels (v1), with every metric, and with caps that the traffic's
  * 600 source keys fill (nprocs=256: 16, 64 and 256 partners per side), so the full table is
  * met too.  pnp-static reads a profile the test records first (write_profile). */
 #define DIFF_NPROCS 256
@@ -88,7 +89,8 @@ static const struct {
     unsigned cap[NVARIANTS]; /* pnp.cap, for the partner bound */
 } policy_extra[] = {
     {"pnp",
-     {"nprocs=256 pnp.threshold=2 pnp.cap=4", "nprocs=256 pnp.threshold=5 pnp.metric=median",
+     {"nprocs=256 pnp.threshold=2 pnp.cap=4",
+      "nprocs=256 pnp.threshold=5 pnp.metric=median pnp.move=off",
       "nprocs=256 pnp.threshold=8 pnp.cap=16 pnp.metric=fence pnp.alpha=0.5"},
      {4, 1, 16}},
     {"pnp-static",

@@ -170,13 +170,16 @@ static uint64_t probe_cost(vmatch_engine_t *e, int32_t src, int32_t tag, int fou
 
 /* The dynamic design on a small script, for every metric: source 0 sends 8 messages and
  * sources 1 and 2 one each; at the threshold (10) source 0 alone is above the edge point of
- * every metric (average 2.5, median 1, fence 5.75 over nprocs=4), becomes a partner and
- * opens level 1.  Then the searches walk exactly the queues the design says. */
-static void test_dynamic_levels(const char *metric)
+ * every metric (average 2.5, median 1, fence 5.75 over nprocs=4) and becomes a partner.
+ * With pnp.move=off its 8 entries stay in the initial queue and level 1 opens; with
+ * pnp.move=on they move to its queue.  Then the searches walk exactly the queues the design
+ * says. */
+static void test_dynamic(const char *metric, int move)
 {
     char spec[160];
-    snprintf(spec, sizeof spec, "policy=pnp storage=ll nprocs=4 pnp.threshold=10 pnp.metric=%s",
-             metric);
+    snprintf(spec, sizeof spec,
+             "policy=pnp storage=ll nprocs=4 pnp.threshold=10 pnp.metric=%s pnp.move=%s",
+             metric, move ? "on" : "off");
     vmatch_engine_t *e;
     REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
     vmatch_stats_t st;
@@ -192,19 +195,27 @@ static void test_dynamic_levels(const char *metric)
     vmatch_stats(e, &st);
     CHECK_EQ(st.partners, 1);
     CHECK_EQ(st.levels, 1);
-    CHECK_EQ(st.queues, 4);    /* PRQ: 1; UMQ: initial, level 1, the partner's */
+    /* PRQ: 1; UMQ: the partner's and the initial queue, and without move a level-1 queue */
+    CHECK_EQ(st.queues, move ? 3 : 4);
     arrive(e, 0, 100, 9, &id); /* to the partner's queue */
-    arrive(e, 1, 100, 3, &id); /* to the level-1 queue */
-    /* Partner: the initial queue (10) then its own (9); non-partner: the chain (10 + 3);
-     * a wildcard source: every queue (10 + 3 + 9).  A hit in the initial queue stops. */
-    CHECK_EQ(probe_cost(e, 0, 999, 0), 19);
-    CHECK_EQ(probe_cost(e, 1, 999, 0), 13);
-    CHECK_EQ(probe_cost(e, 3, 999, 0), 13);
-    CHECK_EQ(probe_cost(e, VMATCH_ANY_SOURCE, 999, 0), 22);
-    CHECK_EQ(probe_cost(e, 0, 105, 1), 16);
-    CHECK_EQ(probe_cost(e, 1, 101, 1), 12);
-    CHECK_EQ(probe_cost(e, 0, 5, 1), 7);
-    CHECK_EQ(probe_cost(e, VMATCH_ANY_SOURCE, 5, 1), 7);
+    arrive(e, 1, 100, 3, &id); /* to the newest shared queue */
+    /* Entries a probe compares: for a partner, a non-partner, another non-partner and
+     * ANY_SOURCE, each missing; then hits on (0, 105), (1, 101), (0, 5) and (ANY, 5).
+     * Without move: a partner walks the initial queue (10) then its own (9); a non-partner
+     * the chain (10 + 3); ANY_SOURCE every queue (10 + 3 + 9); a hit in the initial queue
+     * stops the search.  With move: the partner's queue holds its 17 entries; the shared
+     * queue the other 5 (sources 1 and 2 in order); ANY_SOURCE looks at both. */
+    static const uint64_t cost[2][8] = {{19, 13, 13, 22, 16, 12, 7, 7},
+                                        {17, 5, 5, 22, 14, 4, 6, 11}};
+    const uint64_t *want = cost[move];
+    CHECK_EQ(probe_cost(e, 0, 999, 0), want[0]);
+    CHECK_EQ(probe_cost(e, 1, 999, 0), want[1]);
+    CHECK_EQ(probe_cost(e, 3, 999, 0), want[2]);
+    CHECK_EQ(probe_cost(e, VMATCH_ANY_SOURCE, 999, 0), want[3]);
+    CHECK_EQ(probe_cost(e, 0, 105, 1), want[4]);
+    CHECK_EQ(probe_cost(e, 1, 101, 1), want[5]);
+    CHECK_EQ(probe_cost(e, 0, 5, 1), want[6]);
+    CHECK_EQ(probe_cost(e, VMATCH_ANY_SOURCE, 5, 1), want[7]);
     vmatch_destroy(e);
 }
 
@@ -351,7 +362,9 @@ static void test_spec(void)
     REQUIRE(vmatch_create("policy=pnp nprocs=64 pnp.alpha=0.25 pnp.metric=fence", &e) ==
             VMATCH_OK);
     const char *d = vmatch_describe(e);
-    CHECK(strstr(d, "pnp.threshold=100 pnp.cap=1 pnp.metric=fence pnp.alpha=0.25") != NULL);
+    CHECK(
+        strstr(d, "pnp.threshold=100 pnp.cap=1 pnp.metric=fence pnp.alpha=0.25 pnp.move=on") !=
+        NULL);
     vmatch_engine_t *again;
     CHECK_EQ(vmatch_create(d, &again), VMATCH_OK);
     if (again) {
@@ -406,9 +419,11 @@ int main(void)
     REQUIRE(mkdtemp(dir) != NULL);
     test_metrics();
     test_phash();
-    test_dynamic_levels("average");
-    test_dynamic_levels("median");
-    test_dynamic_levels("fence");
+    for (int move = 0; move < 2; move++) {
+        test_dynamic("average", move);
+        test_dynamic("median", move);
+        test_dynamic("fence", move);
+    }
     test_bound(64, 1);
     test_bound(10, 1);
     test_bound(100, 3);

@@ -20,7 +20,8 @@ enum vm_side { VM_PRQ = 0, VM_UMQ = 1 };
 #define VM_MAX_POOLS 8
 
 typedef struct vm_storage vm_storage_t;
-typedef void vm_each_fn(void *arg, vmatch_bits_t bits, vmatch_bits_t care);
+typedef int vm_each_fn(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                       uint64_t seq);
 typedef struct vm_policy vm_policy_t;
 
 /* Everything the spec sets (README.md lists the keys). */
@@ -35,6 +36,7 @@ typedef struct vm_config {
     uint32_t simd;      /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
     uint32_t pnp_threshold, pnp_cap, pnp_metric; /* pnp_metric: enum vm_pnp_metric */
+    uint32_t pnp_move; /* move a new partner's entries to its queue (else: levels) */
     double pnp_alpha;
     char profile[256]; /* path for the static designs; "" when not given */
 } vm_config_t;
@@ -86,8 +88,9 @@ struct vm_storage {
     int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit, uint64_t *inspected);
     /* Remove the entry a find just returned. */
     void (*remove)(vm_queue_t *q, const vm_hit_t *hit);
-    /* Call fn(arg, bits, care) for every entry, in queue order (care all ones on the UMQ).
-     * For policies that look at what a queue holds (pnp's partner extraction). */
+    /* Call fn(arg, bits, care, payload, seq) for every entry, in queue order (care all ones
+     * on the UMQ), until fn returns non-zero.  For policies that look at what a queue holds
+     * (pnp's partner extraction). */
     void (*each)(vm_queue_t *q, vm_each_fn *fn, void *arg);
 };
 

@@ -65,6 +65,7 @@ static const vm_key_t keys[] = {
     {"pnp.cap", K_UINT, 1, VM_PNP_CAP_MAX, U(pnp_cap)},
     {"pnp.metric", K_METRIC, 0, 0, 0},
     {"pnp.alpha", K_ALPHA, 0, 0, 0},
+    {"pnp.move", K_BOOL, 0, 1, U(pnp_move)},
 };
 
 static void set_defaults(vm_config_t *cfg)
@@ -83,6 +84,7 @@ static void set_defaults(vm_config_t *cfg)
         .pnp_cap = 1,
         .pnp_metric = VM_PNP_AVERAGE,
         .pnp_alpha = 1.5,
+        .pnp_move = 1,
     };
 }
 
@@ -259,9 +261,10 @@ void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
     if (cfg->profile[0])
         snprintf(profile, sizeof profile, " profile=%s", cfg->profile);
     if (strncmp(cfg->policy->name, "pnp", 3) == 0) /* the keys of the pnp policies */
-        snprintf(pnp, sizeof pnp, " pnp.threshold=%u pnp.cap=%u pnp.metric=%s pnp.alpha=%g",
+        snprintf(pnp, sizeof pnp,
+                 " pnp.threshold=%u pnp.cap=%u pnp.metric=%s pnp.alpha=%g pnp.move=%s",
                  cfg->pnp_threshold, cfg->pnp_cap, vm_pnp_metric_name((int)cfg->pnp_metric),
-                 cfg->pnp_alpha);
+                 cfg->pnp_alpha, cfg->pnp_move ? "on" : "off");
     snprintf(buf, len,
              "policy=%s storage=%s simd=%s lla.block=%u llv.block=%u layout.ctx=%u "
              "layout.src=%u layout.tag=%u%s numa=%s profile.record=%s%s%s",

@@ -124,7 +124,8 @@ static void ll_remove(vm_queue_t *q, const vm_hit_t *hit)
 static void ll_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
 {
     for (vm_ll_node_t *n = ((vm_ll_t *)q)->head; n; n = n->next)
-        fn(arg, n->bits, n->care);
+        if (fn(arg, n->bits, n->care, n->payload, n->seq))
+            return;
 }
 
 const vm_storage_t vm_ll_storage = {

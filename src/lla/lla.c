@@ -213,7 +213,8 @@ static void lla_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
         for (uint32_t w = b->head / 64; w * 64 < b->tail; w++)
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
                 uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
-                fn(arg, e[i].bits, e[i].care);
+                if (fn(arg, e[i].bits, e[i].care, e[i].payload, e[i].seq))
+                    return;
             }
     }
 }

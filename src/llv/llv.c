@@ -480,11 +480,14 @@ static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
 static void llv_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
 {
     for (vm_llv_block_t *b = ((vm_llv_t *)q)->head; b; b = b->next) {
-        const uint64_t *bits = vm_llv_bits(b), *care = vm_llv_care(b);
+        const uint64_t *bits = vm_llv_bits(b), *care = vm_llv_care(b), *pl = vm_llv_payload(b),
+                       *seq = vm_llv_seq(b);
         for (uint32_t w = b->head / VM_LLV_GROUP; w < vm_llv_end(b); w++)
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
                 uint32_t i = w * VM_LLV_GROUP + (uint32_t)__builtin_ctzll(m);
-                fn(arg, bits[i], care ? care[i] : ~(uint64_t)0);
+                if (fn(arg, bits[i], care ? care[i] : ~(uint64_t)0, (void *)(uintptr_t)pl[i],
+                       seq[i]))
+                    return;
             }
     }
 }

@@ -33,13 +33,6 @@
 
 extern const vm_policy_t vm_pnp_policy, vm_pnp_static_policy;
 
-/* A partner of the dynamic table. */
-typedef struct pnp_slot {
-    uint64_t key;   /* source key + 1; 0: free */
-    uint32_t queue; /* index in pq[] */
-    int32_t last;   /* last chain index its searches walk; -1: none (static) */
-} pnp_slot_t;
-
 typedef struct vm_pnp {
     vm_pq_t base;
     int is_static;
@@ -47,7 +40,9 @@ typedef struct vm_pnp {
     uint64_t key_mask;      /* context and source bits, shifted down */
     vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
     vm_queue_t **chain, **pq, *wild;
+    vm_queue_t *newest; /* chain[nchain - 1] */
     uint32_t nchain, npq, chain_cap, pq_cap;
+    uint32_t rounds; /* extraction rounds that took partners (levels, without pnp.move) */
     /* Bit c: chain[c] is closed (c < nchain - 1) and may hold entries.  Closed queues only
      * drain, so a search clears the bit of one it finds empty and never looks at it again. */
     uint64_t *closed;
@@ -55,8 +50,12 @@ typedef struct vm_pnp {
     uint32_t limit; /* most partners: floor(pnp.cap * sqrt(nprocs)) */
     uint64_t retry; /* newest chain queue length that triggers an extraction */
     /* dynamic */
-    pnp_slot_t *table;
-    uint32_t nbuckets, cap; /* cap slots per bucket */
+    /* The partner table: nbuckets buckets of cap slots; slot i holds key[i] (source key + 1,
+     * 0: free), its queue in pq[] and the last chain index its searches walk.  Keys apart,
+     * so a bucket scan reads few cache lines. */
+    uint64_t *tkey;
+    uint32_t *tqueue, *tlast;
+    uint32_t nbuckets, cap;
     /* static */
     vm_phash_t ph;
     uint32_t *ctxs, nctx; /* contexts of the partners, index = mapped context */
@@ -83,10 +82,16 @@ static inline uint64_t src_key(const vm_pnp_t *s, vmatch_bits_t bits)
     return (bits >> s->key_shift) & s->key_mask;
 }
 
-static inline pnp_slot_t *bucket(const vm_pnp_t *s, uint64_t key)
+/* The first slot of key's bucket. */
+static inline size_t bucket(const vm_pnp_t *s, uint64_t key)
 {
     uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 32;
-    return s->table + ((h * s->nbuckets) >> 32) * s->cap;
+    return ((h * s->nbuckets) >> 32) * s->cap;
+}
+
+static size_t table_bytes(const vm_pnp_t *s)
+{
+    return (size_t)s->nbuckets * s->cap * (sizeof *s->tkey + 2 * sizeof *s->tqueue);
 }
 
 /* The partner of key: its queue index, and in *last the last chain index to search first;
@@ -104,11 +109,12 @@ static inline int64_t partner(const vm_pnp_t *s, uint64_t key, int32_t *last)
             }
         return -1;
     }
-    const pnp_slot_t *b = bucket(s, key);
-    for (uint32_t i = 0; i < s->cap && b[i].key; i++)
-        if (b[i].key == key + 1) {
-            *last = b[i].last;
-            return b[i].queue;
+    size_t b = bucket(s, key);
+    const uint64_t *k = s->tkey + b;
+    for (uint32_t i = 0; i < s->cap && k[i]; i++)
+        if (k[i] == key + 1) {
+            *last = (int32_t)s->tlast[b + i];
+            return s->tqueue[b + i];
         }
     return -1;
 }
@@ -181,11 +187,14 @@ typedef struct collect {
     size_t n;
 } collect_t;
 
-static void collect_key(void *arg, vmatch_bits_t bits, vmatch_bits_t care)
+static int collect_key(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                       uint64_t seq)
 {
+    (void)payload, (void)seq;
     collect_t *c = arg;
     if ((care & c->s->key_care) == c->s->key_care) /* chain[0] may hold wildcards */
         c->keys[c->n++] = src_key(c->s, bits);
+    return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -194,9 +203,62 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Split the newest chain queue: new partners, each with a queue, and a new chain queue.
- * Best effort: when no key qualifies, the table is full or memory runs out, the queues stay
- * as they are. */
+/* pnp.move: the entries of this round's new partners go from the shared queue to their own
+ * queues, and (in the first round) wildcard receives to the wildcard queue; the rest go to
+ * a fresh shared queue, *out.  Every entry keeps its sequence number, and each queue gets
+ * its entries in their old order.  Nothing changes until the caller swaps *out in, so on an
+ * error (ENOMEM) the caller drops the new queues and the old state stands. */
+typedef struct mover {
+    vm_pnp_t *s;
+    vm_queue_t *rest, *wild;
+    int rc;
+} mover_t;
+
+static int move_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                    uint64_t seq)
+{
+    mover_t *mv = arg;
+    vm_pnp_t *s = mv->s;
+    vm_queue_t *to = mv->rest;
+    int32_t last;
+    int64_t i;
+    if ((care & s->key_care) != s->key_care)
+        to = mv->wild;
+    else if ((i = partner(s, src_key(s, bits), &last)) >= 0)
+        to = s->pq[i];
+    mv->rc = to->ops->append(to, bits, care, payload, seq);
+    return mv->rc < 0;
+}
+
+static int move_entries(vm_pnp_t *s, vm_queue_t **out, vm_queue_t **wild)
+{
+    vm_queue_t *q = s->chain[0];
+    mover_t mv = {.s = s, .wild = s->wild};
+    int rc = add_queue(s, &mv.rest, 0);
+    if (rc == VMATCH_OK && !mv.wild)
+        rc = add_queue(s, &mv.wild, 0);
+    if (rc == VMATCH_OK) {
+        q->ops->each(q, move_one, &mv);
+        rc = mv.rc;
+    }
+    /* A wildcard queue made here stays only when it got entries. */
+    if (!s->wild && mv.wild && (rc < 0 || !mv.wild->len)) {
+        mv.wild->ops->destroy(mv.wild);
+        mv.wild = NULL;
+    }
+    if (rc < 0 && mv.rest) {
+        mv.rest->ops->destroy(mv.rest);
+        mv.rest = NULL;
+    }
+    *out = mv.rest;
+    *wild = mv.wild;
+    return rc;
+}
+
+/* A round of partner extraction on the newest shared queue: new partners, each with a
+ * queue; then (pnp.move) their entries move there, or (thesis) a new level opens.  Best
+ * effort: when no key qualifies, the table is full or memory runs out, the queues stay as
+ * they are. */
 static void extract(vm_pnp_t *s)
 {
     const vm_config_t *cfg = s->base.env->cfg;
@@ -234,37 +296,48 @@ static void extract(vm_pnp_t *s)
     size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)cfg->pnp_metric, cfg->pnp_alpha,
                              u, scratch, chosen, NULL);
     /* Highest count first into the table, skipping keys whose bucket is full. */
-    uint32_t last = s->nchain - 1, taken = 0;
-    pnp_slot_t **slots = (pnp_slot_t **)scratch; /* scratch is free again; n >= m pointers */
+    uint32_t last = cfg->pnp_move ? UINT32_MAX : s->nchain - 1, taken = 0;
+    uint64_t *slots = scratch; /* scratch is free again */
     for (size_t j = 0; j < m && s->npq + taken < s->limit; j++) {
-        pnp_slot_t *b = bucket(s, keys[chosen[j]]);
-        uint32_t i = 0;
-        while (i < s->cap && b[i].key)
+        size_t b = bucket(s, keys[chosen[j]]), i = 0;
+        while (i < s->cap && s->tkey[b + i])
             i++;
         if (i == s->cap)
             continue;
-        b[i] = (pnp_slot_t){
-            .key = keys[chosen[j]] + 1, .queue = s->npq + taken, .last = (int32_t)last};
-        slots[taken++] = &b[i];
+        s->tkey[b + i] = keys[chosen[j]] + 1;
+        s->tqueue[b + i] = s->npq + taken;
+        s->tlast[b + i] = last;
+        slots[taken++] = b + i;
     }
     uint32_t made = 0;
     int rc = taken ? VMATCH_OK : VMATCH_ENOTFOUND, new_chain = 0;
-    if (rc == VMATCH_OK)
+    vm_queue_t *rest = NULL, *wild = NULL;
+    if (rc == VMATCH_OK && !cfg->pnp_move)
         rc = grow(mem, &s->chain, &s->chain_cap, s->nchain + 1);
-    if (rc == VMATCH_OK)
+    if (rc == VMATCH_OK && !cfg->pnp_move)
         rc = grow_closed(s, s->nchain - 1);
     if (rc == VMATCH_OK)
         rc = grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
-    if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
+    if (rc == VMATCH_OK && !cfg->pnp_move && (rc = add_queue(s, s->chain, s->nchain)) == 0)
         new_chain = 1;
     while (rc == VMATCH_OK && made < taken &&
            (rc = add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
         made++;
+    if (rc == VMATCH_OK && cfg->pnp_move)
+        rc = move_entries(s, &rest, &wild);
     if (rc == VMATCH_OK) {
-        s->closed[(s->nchain - 1) / 64] |= 1ull << ((s->nchain - 1) % 64);
         s->npq += taken;
-        s->nchain++;
+        s->rounds++;
         s->retry = t;
+        if (cfg->pnp_move) {
+            q->ops->destroy(q);
+            s->newest = s->chain[0] = rest;
+            s->wild = wild;
+            s->retry = rest->len + t;
+        } else {
+            s->closed[(s->nchain - 1) / 64] |= 1ull << ((s->nchain - 1) % 64);
+            s->newest = s->chain[s->nchain++];
+        }
     } else {
         /* Undo.  This round's slots are at the ends of their buckets, so clearing them in
          * reverse leaves every bucket contiguous. */
@@ -275,7 +348,7 @@ static void extract(vm_pnp_t *s)
         if (new_chain)
             s->chain[s->nchain]->ops->destroy(s->chain[s->nchain]);
         for (uint32_t j = taken; j-- > 0;)
-            *slots[j] = (pnp_slot_t){0};
+            s->tkey[slots[j]] = 0;
     }
     vm_mem_free(mem, keys, bytes);
 }
@@ -395,7 +468,8 @@ static void pnp_destroy(vm_pq_t *p)
     vm_mem_free(mem, s->chain, s->chain_cap * sizeof *s->chain);
     vm_mem_free(mem, s->pq, s->pq_cap * sizeof *s->pq);
     vm_mem_free(mem, s->closed, s->closed_words * sizeof *s->closed);
-    vm_mem_free(mem, s->table, (size_t)s->nbuckets * s->cap * sizeof *s->table);
+    if (s->tkey)
+        vm_mem_free(mem, s->tkey, table_bytes(s));
     vm_phash_free(&s->ph, mem);
     if (s->ctxs)
         vm_mem_free(mem, s->ctxs, s->ctxs_bytes);
@@ -423,16 +497,23 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
     s->nprocs = cfg->nprocs;
     s->retry = cfg->pnp_threshold;
     int rc = grow(&env->mem, &s->chain, &s->chain_cap, 1);
-    if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, 0)) == VMATCH_OK)
+    if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, 0)) == VMATCH_OK) {
         s->nchain = 1;
+        s->newest = s->chain[0];
+    }
     if (rc == VMATCH_OK && is_static) {
+        s->retry = UINT64_MAX; /* no extraction */
         rc = load_profile(s);
     } else if (rc == VMATCH_OK) {
         s->limit = (uint32_t)isqrt((uint64_t)cfg->pnp_cap * cfg->pnp_cap * cfg->nprocs);
         s->nbuckets = (uint32_t)isqrt(cfg->nprocs - 1) + 1; /* ceil(sqrt(N)) */
         s->cap = cfg->pnp_cap;
-        s->table = vm_mem_calloc(&env->mem, (size_t)s->nbuckets * s->cap * sizeof *s->table);
-        rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;
+        s->tkey = vm_mem_calloc(&env->mem, table_bytes(s));
+        rc = s->tkey ? VMATCH_OK : VMATCH_ENOMEM;
+        if (s->tkey) {
+            s->tqueue = (uint32_t *)(s->tkey + (size_t)s->nbuckets * s->cap);
+            s->tlast = s->tqueue + (size_t)s->nbuckets * s->cap;
+        }
     }
     if (rc < 0) {
         pnp_destroy(&s->base);
@@ -457,27 +538,23 @@ static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32
 {
     (void)cls;
     vm_pnp_t *s = (vm_pnp_t *)p;
-    vm_queue_t *q;
-    if ((care & s->key_care) != s->key_care) {
-        if (!s->npq) {
-            q = s->chain[0];
-        } else {
+    vm_queue_t *q = s->newest; /* without partners, everything goes there */
+    if (s->npq) {
+        if ((care & s->key_care) != s->key_care) {
             if (!s->wild) {
                 int rc = p->env->cfg->storage->create(p->env, p->side, &s->wild);
                 if (rc < 0)
                     return rc;
             }
-            q = s->wild;
+            return s->wild->ops->append(s->wild, bits, care, payload, seq);
         }
-        return q->ops->append(q, bits, care, payload, seq);
+        int32_t last;
+        int64_t i = partner(s, src_key(s, bits), &last);
+        if (i >= 0)
+            return s->pq[i]->ops->append(s->pq[i], bits, care, payload, seq);
     }
-    int32_t last;
-    int64_t i = s->npq ? partner(s, src_key(s, bits), &last) : -1;
-    if (i >= 0)
-        return s->pq[i]->ops->append(s->pq[i], bits, care, payload, seq);
-    q = s->chain[s->nchain - 1];
     int rc = q->ops->append(q, bits, care, payload, seq);
-    if (rc == VMATCH_OK && q->len >= s->retry && !s->is_static)
+    if (rc == VMATCH_OK && q->len >= s->retry) /* never for pnp-static */
         extract(s);
     return rc;
 }
@@ -512,7 +589,7 @@ static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint3
     vm_queue_t *bq = NULL;
     vm_hit_t best;
     if (!s->npq) { /* one queue: policy=single */
-        bq = s->chain[0];
+        bq = s->newest;
         if (!bq->ops->find(bq, key, keycare, &best, inspected))
             return 0;
     } else if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
@@ -577,7 +654,7 @@ static void pnp_stats(const vm_pq_t *p, vmatch_stats_t *acc)
     const vm_pnp_t *s = (const vm_pnp_t *)p;
     acc->queues += s->nchain + s->npq + (s->wild != NULL);
     acc->partners += s->npq;
-    acc->levels += s->nchain - 1;
+    acc->levels += s->rounds;
 }
 
 const vm_policy_t vm_pnp_policy = {
