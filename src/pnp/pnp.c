@@ -533,12 +533,12 @@ static int pnp_static_create(vm_env_t *env, int side, vm_pq_t **out)
     return create(env, side, out, 1);
 }
 
-static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                      void *payload, uint64_t seq)
+/* Queue an entry once partners exist, or when it makes the shared queue reach the
+ * threshold: out of line, so the path of an engine without partners stays short. */
+static __attribute__((noinline)) int
+append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload, uint64_t seq)
 {
-    (void)cls;
-    vm_pnp_t *s = (vm_pnp_t *)p;
-    vm_queue_t *q = s->newest; /* without partners, everything goes there */
+    vm_pq_t *p = &s->base;
     if (s->npq) {
         if ((care & s->key_care) != s->key_care) {
             if (!s->wild) {
@@ -553,10 +553,22 @@ static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32
         if (i >= 0)
             return s->pq[i]->ops->append(s->pq[i], bits, care, payload, seq);
     }
+    vm_queue_t *q = s->newest;
     int rc = q->ops->append(q, bits, care, payload, seq);
     if (rc == VMATCH_OK && q->len >= s->retry) /* never for pnp-static */
         extract(s);
     return rc;
+}
+
+static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                      void *payload, uint64_t seq)
+{
+    (void)cls;
+    vm_pnp_t *s = (vm_pnp_t *)p;
+    vm_queue_t *q = s->newest; /* without partners, everything goes there */
+    if (s->npq || q->len + 1 >= s->retry)
+        return append_routed(s, bits, care, payload, seq);
+    return q->ops->append(q, bits, care, payload, seq);
 }
 
 /* The better of two candidates: the current best (*bq, *best) and queue q.  Returns 1 when
@@ -581,18 +593,15 @@ static int consider(vm_pnp_t *s, uint32_t c, vmatch_bits_t key, vmatch_bits_t ke
     return consider_q(s->chain[c], key, keycare, bq, best, inspected);
 }
 
-static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
-                     int remove, void **payload, uint64_t *inspected)
+/* A match once partners exist (out of line, as append_routed). */
+static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key,
+                                                  vmatch_bits_t keycare, int remove,
+                                                  void **payload, uint64_t *inspected)
 {
-    (void)cls;
-    vm_pnp_t *s = (vm_pnp_t *)p;
+    vm_pq_t *p = &s->base;
     vm_queue_t *bq = NULL;
     vm_hit_t best;
-    if (!s->npq) { /* one queue: policy=single */
-        bq = s->newest;
-        if (!bq->ops->find(bq, key, keycare, &best, inspected))
-            return 0;
-    } else if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
+    if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
         /* The queues a match of this source key can be in, oldest first, then wildcards. */
         int32_t last = (int32_t)s->nchain - 1;
         int64_t i = partner(s, src_key(s, key), &last);
@@ -624,6 +633,23 @@ static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint3
     if (remove)
         bq->ops->remove(bq, &best);
     *payload = best.payload;
+    return 1;
+}
+
+static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                     int remove, void **payload, uint64_t *inspected)
+{
+    (void)cls;
+    vm_pnp_t *s = (vm_pnp_t *)p;
+    if (s->npq)
+        return match_routed(s, key, keycare, remove, payload, inspected);
+    vm_queue_t *q = s->newest; /* one queue: policy=single */
+    vm_hit_t hit;
+    if (!q->ops->find(q, key, keycare, &hit, inspected))
+        return 0;
+    if (remove)
+        q->ops->remove(q, &hit);
+    *payload = hit.payload;
     return 1;
 }
 
