@@ -7,10 +7,12 @@
  * Dynamic (pnp).  Entries of a non-partner go to the newest chain queue.  When that queue
  * holds pnp.threshold entries, its entries are counted per source key and the keys above
  * the metric's edge point become partners (at most pnp.cap * sqrt(nprocs) in all, highest
- * counts first); each gets its own queue, remembered with the chain index it was split from,
- * and a fresh chain queue opens the next level.  A partner's older entries stay where they
- * were, so a search for it walks chain[0 .. its level] and then its own queue; a search for a
- * non-partner walks the whole chain.  Table: ceil(sqrt(nprocs)) buckets of pnp.cap slots.
+ * counts first), each with its own queue.  Table: ceil(sqrt(nprocs)) buckets of pnp.cap
+ * slots.  Then, with pnp.move (the default), the new partners' entries move to their
+ * queues, keeping their sequence numbers, so the chain stays one queue and a partner's
+ * search is its own queue.  Without it (the thesis's levels), they stay where they were and
+ * a fresh chain queue opens the next level: a search for a partner walks chain[0 .. the
+ * level it joined at] and then its own queue, one for a non-partner the whole chain.
  *
  * Static (pnp-static).  The partners come from a profile, in a perfect hash built once; one
  * chain queue holds every non-partner, and a partner's entries are all in its own queue.
@@ -21,8 +23,8 @@
  * (ANY_SOURCE, or any other care mask that leaves a bit of that field out) goes to the
  * wildcard queue, which every arriving message also searches.  Until the first partner
  * exists everything, wildcards included, goes to chain[0]: the design is then policy=single.
- * Once the first level opens, chain[0] takes no more entries, so anything found there is
- * older than every entry elsewhere and the search stops.
+ * With levels, chain[0] takes no more entries once the first one opens, so anything found
+ * there is older than every entry elsewhere and the search stops.
  */
 #include "pnp.h"
 
@@ -265,9 +267,9 @@ static void extract(vm_pnp_t *s)
     vm_mem_t *mem = &s->base.env->mem;
     vm_queue_t *q = s->chain[s->nchain - 1];
     size_t n = q->len, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t));
-    /* Until this round opens a level: out of memory, try again after pnp.threshold more
-     * entries; no key qualifies or fits, when the queue has doubled (so such rounds cost O(1)
-     * per append); the table is full, never. */
+    /* The next round, unless this one takes partners: out of memory, after pnp.threshold
+     * more entries; no key qualifies or fits, when the queue has doubled (so such rounds cost
+     * O(1) per append); the table is full, never. */
     uint64_t t = cfg->pnp_threshold, more = q->len > t ? q->len : t;
     s->retry = s->npq >= s->limit ? UINT64_MAX : q->len + t;
     if (s->npq >= s->limit || n == 0)
@@ -318,7 +320,8 @@ static void extract(vm_pnp_t *s)
         rc = grow_closed(s, s->nchain - 1);
     if (rc == VMATCH_OK)
         rc = grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
-    if (rc == VMATCH_OK && !cfg->pnp_move && (rc = add_queue(s, s->chain, s->nchain)) == 0)
+    if (rc == VMATCH_OK && !cfg->pnp_move &&
+        (rc = add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
         new_chain = 1;
     while (rc == VMATCH_OK && made < taken &&
            (rc = add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
