@@ -94,6 +94,20 @@ struct vm_storage {
     void (*each)(vm_queue_t *q, vm_each_fn *fn, void *arg);
 };
 
+/* The first entry of q that matches (storage find rules), removed when remove is set:
+ * returns 1 with *payload, or 0.  A policy's match on one queue. */
+static inline int vm_queue_match(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare,
+                                 int remove, void **payload, uint64_t *inspected)
+{
+    vm_hit_t hit;
+    if (!q->ops->find(q, key, keycare, &hit, inspected))
+        return 0;
+    if (remove)
+        q->ops->remove(q, &hit);
+    *payload = hit.payload;
+    return 1;
+}
+
 /* ---- policy: which queue of a side an entry lives in ---- */
 
 typedef struct vm_pq {

@@ -42,14 +42,7 @@ static int single_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, ui
                         int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
-    vm_queue_t *q = ((vm_single_t *)p)->q;
-    vm_hit_t hit;
-    if (!q->ops->find(q, key, keycare, &hit, inspected))
-        return 0;
-    if (remove)
-        q->ops->remove(q, &hit);
-    *payload = hit.payload;
-    return 1;
+    return vm_queue_match(((vm_single_t *)p)->q, key, keycare, remove, payload, inspected);
 }
 
 static int single_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)

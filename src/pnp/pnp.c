@@ -646,14 +646,7 @@ static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint3
     vm_pnp_t *s = (vm_pnp_t *)p;
     if (s->npq)
         return match_routed(s, key, keycare, remove, payload, inspected);
-    vm_queue_t *q = s->newest; /* one queue: policy=single */
-    vm_hit_t hit;
-    if (!q->ops->find(q, key, keycare, &hit, inspected))
-        return 0;
-    if (remove)
-        q->ops->remove(q, &hit);
-    *payload = hit.payload;
-    return 1;
+    return vm_queue_match(s->newest, key, keycare, remove, payload, inspected); /* one queue */
 }
 
 /* The queue holding payload, with *hit, or NULL. */
