@@ -1621,10 +1621,10 @@ void print_pnp_gather(FILE *f, const PnpSection &s)
         std::string all;
         for (size_t i = 0; i < en.size(); i++)
             if (s.gather_roles[i] == kRolePnpLlv && met_all[i])
-                all += (all.empty() ? "" : ", ") + pnp_setting(en[i].resolved) +
-                       (noisy[i] ? " (noise on some)" : "");
-        fprintf(f, "\n  pnp+llv settings meeting both targets on every gather above: %s\n",
-                all.empty() ? "none" : all.c_str());
+                all += "\n    " + pnp_setting(en[i].resolved) +
+                       (noisy[i] ? " (noise on some rows)" : "");
+        fprintf(f, "\n  pnp+llv settings meeting both targets on every gather above:%s\n",
+                all.empty() ? " none" : all.c_str());
     }
 }
 
