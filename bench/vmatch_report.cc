@@ -1161,7 +1161,7 @@ std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &
 //           Every replay is on a new instance (pnp would keep its partners otherwise).
 //           mpich, 35 us per operation here, replays the first iteration alone and runs in
 //           4 of the 7 repetitions (--full: every iteration, every repetition, and the
-//           shortcut next to it); its first iteration is its fastest (1.1-1.25x in --full
+//           shortcut next to it); its first iteration is its fastest (1.1-1.4x in --full
 //           runs), so x mpich is a lower bound.  --full also adds one-shot gathers;
 //   sparse  neighbour exchanges and short queues: pnp / single over the same storage;
 //   memory  bytes held and queues allocated at the peak of a gather whose every peer has
