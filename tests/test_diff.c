@@ -18,7 +18,7 @@
 
 #include "check.h"
 #include "engine.h"
-#include "queue.h"
+#include "module.h"
 #include "ref.h"
 #include "simd.h"
 #include "vmatch.h"

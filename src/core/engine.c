@@ -34,6 +34,8 @@ void vmatch_destroy(vmatch_engine_t *e)
             e->side[s]->ops->destroy(e->side[s]);
     vm_prof_free(&e->prof, &e->env.mem);
     vm_mem_free(&e->env.mem, e->classes, e->classes_cap * sizeof *e->classes);
+    vm_mem_free(&e->env.mem, e->describe, e->describe_bytes);
+    vm_spec_free(&e->cfg);
     for (unsigned i = 0; i < e->env.npools; i++)
         vm_pool_fini(&e->env.pools[i]);
     free(e);
@@ -52,8 +54,10 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     if (rc < 0)
         return rc;
     vmatch_engine_t *e = calloc(1, sizeof *e);
-    if (!e)
+    if (!e) {
+        vm_spec_free(&cfg);
         return vm_fail(VMATCH_ENOMEM, "create: out of memory");
+    }
     e->cfg = cfg;
     e->env.cfg = &e->cfg;
     e->env.mem = (vm_mem_t){.bytes = sizeof *e, .numa = cfg.numa, .fail_after = -1};
@@ -66,7 +70,16 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
             return vm_fail(rc, "create: policy %s: %s", cfg.policy->name, vmatch_strerror(rc));
         }
     }
-    vm_spec_describe(&e->cfg, e->describe, sizeof e->describe);
+    e->describe_bytes = vm_spec_describe(&e->cfg, NULL, 0) + 1;
+    e->describe = vm_mem_alloc(&e->env.mem, e->describe_bytes);
+    if (!e->describe) {
+        e->describe_bytes = 0;
+        vmatch_destroy(e);
+        return vm_fail(VMATCH_ENOMEM, "create: out of memory");
+    }
+    vm_spec_describe(&e->cfg, e->describe, e->describe_bytes);
+    /* The profile path served the policies' create; the description keeps it. */
+    vm_spec_free(&e->cfg);
     *out = e;
     return VMATCH_OK;
 }

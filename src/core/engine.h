@@ -9,10 +9,14 @@
 /* Record a failure for vmatch_last_error and return code (printf-style message). */
 int vm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Parse spec into *cfg (defaults first).  VMATCH_OK or an error with vm_fail's message. */
+/* Parse spec into *cfg (defaults first).  VMATCH_OK, with *cfg to release with vm_spec_free,
+ * or an error with vm_fail's message and nothing to release. */
 int vm_spec_parse(const char *spec, vm_config_t *cfg);
-/* Write the resolved spec of cfg into buf (always terminated). */
-void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len);
+/* Release what a parsed config holds (the profile path). */
+void vm_spec_free(vm_config_t *cfg);
+/* Write the resolved spec of cfg into buf (terminated when len > 0): the engine's keys and
+ * those of its storage's and policy's modules.  Returns the length it needs, as snprintf. */
+size_t vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len);
 
 /* Per-(context, source) insertion counts, recorded when profile.record=on. */
 typedef struct vm_prof_slot {
@@ -64,7 +68,8 @@ struct vmatch_engine {
     vm_prof_table_t prof;
     vm_class_t *classes;
     uint32_t nclasses, classes_cap;
-    char describe[512];
+    char *describe; /* vmatch_describe's text */
+    size_t describe_bytes;
 };
 
 /* Test hook: the engine's memory, to make allocations fail (fail_after). */

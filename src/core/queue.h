@@ -2,9 +2,9 @@
  *
  * A storage is one ordered queue (src/ll, src/lla, ...).  A policy spreads the entries of one
  * side (PRQ or UMQ) over storage queues and searches them in an order that gives the
- * single-list answer (src/core/single.c, later src/pnp, ...).  Each is a table of functions
- * plus its own state, and registry.c lists them: adding one touches its folder and one line
- * there.
+ * single-list answer (src/single, src/pnp, ...).  Each is a table of functions
+ * plus its own state; a module (module.h) provides them with their spec keys, and registry.c
+ * lists the modules.
  */
 #ifndef VM_QUEUE_H
 #define VM_QUEUE_H
@@ -24,21 +24,21 @@ typedef int vm_each_fn(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *
                        uint64_t seq);
 typedef struct vm_policy vm_policy_t;
 
-/* Everything the spec sets (README.md lists the keys). */
+/* Room for the configs of every module (module.h), packed in registry order. */
+#define VM_MODULE_CFG_BYTES 256
+
+/* What the spec sets: the engine's own keys, and each module's config in mod[] (module.h,
+ * vm_module_cfg).  README.md lists the keys. */
 typedef struct vm_config {
     const vm_policy_t *policy;
     const vm_storage_t *storage;
     uint32_t ctx_bits, src_bits, tag_bits;
     uint32_t nprocs; /* 0: not given */
     int numa;        /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
-    uint32_t lla_block;
-    uint32_t llv_block; /* slots per llv block, a multiple of VM_LLV_GROUP (64) */
-    uint32_t simd;      /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
+    uint32_t simd;   /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
-    uint32_t pnp_threshold, pnp_cap, pnp_metric; /* pnp_metric: enum vm_pnp_metric */
-    uint32_t pnp_move; /* move a new partner's entries to its queue (else: levels) */
-    double pnp_alpha;
-    char profile[256]; /* path for the static designs; "" when not given */
+    char *profile; /* path for the static designs (owned: vm_spec_free); NULL when not given */
+    _Alignas(16) unsigned char mod[VM_MODULE_CFG_BYTES];
 } vm_config_t;
 
 /* What a storage or policy gets from its engine: the config and the memory. */
@@ -133,11 +133,5 @@ struct vm_policy {
     /* Add this side's queues, partners and levels to *acc. */
     void (*stats)(const vm_pq_t *p, vmatch_stats_t *acc);
 };
-
-/* Registry (registry.c).  NULL past the end / for an unknown name. */
-const vm_storage_t *vm_storage_at(unsigned i);
-const vm_policy_t *vm_policy_at(unsigned i);
-const vm_storage_t *vm_storage_find(const char *name);
-const vm_policy_t *vm_policy_find(const char *name);
 
 #endif

@@ -1,91 +1,31 @@
-/* spec.c -- the spec string: "key=value" words separated by blanks (README.md lists keys). */
+/* spec.c -- the spec string: "key=value" words separated by blanks.  The engine's own keys
+ * are here; every "<prefix>.key" goes to the module of that prefix (module.h), whose key
+ * table says how to read it.  vmatch_describe and the README's key table come from the same
+ * tables. */
+/* PATH_MAX is POSIX, outside strict C11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "engine.h"
-#include "pnp.h"
+#include "module.h"
 #include "simd.h"
 
 #include <ctype.h>
-#include <stddef.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* lla: entries per block.  Measured with bench/ (README, "Choosing lla.block"): reverse
- * search at 4096 and 32768 entries runs 1.5-1.6x faster than ll with 8-entry blocks and
- * 1.8-2x with 32 to 128, level within noise; short queues do not depend on the size.  64
- * wins on memory: a block of 64 entries of 32 bytes plus its header is 2112 bytes, and 31
- * of them fill a 64 KiB pool slab to within 64 bytes (34 bytes per entry against 36 for 32
- * and 128, and 50 for ll). */
-#define VM_LLA_BLOCK_DEFAULT 64
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
 
-/* llv: slots per large block (a queue of fewer than 64 entries uses 64-slot blocks, see
- * src/llv/llv.c).  Measured with bench/ (README, "How llv is tuned"): reverse search at 32768
- * and 65536 entries runs 1.3-1.8x slower with 256-slot blocks and ~15% slower with 512 than
- * with 1024, 2048 or 4096, which are level within noise; at 4096 entries all are level.  The
- * per-block work of a search (a pointer hop, the jump to another fingerprint lane, ~40
- * instructions) is what large blocks amortize.  1024 is the smallest of the level ones and
- * holds the least memory of them (a PRQ block is 35 KiB, 14 to a 512 KiB slab: 50 bytes per
- * entry at 32768 entries against 66 for 2048). */
-#define VM_LLV_BLOCK_DEFAULT 1024
-/* llv blocks are whole 64-slot groups (one bitmap word each); the largest keeps a block of
- * the PRQ side (34 bytes a slot) under 160 KiB. */
-#define VM_LLV_GROUP     64
-#define VM_LLV_BLOCK_MAX 4096
+/* The longest value vmatch_describe prints: a profile path the system takes. */
+enum { VALUE_MAX = PATH_MAX + 16 };
 
-/* pnp (thesis §4.4): t = 100 was the threshold that paid off on every application measured
- * there, without taxing short queues; c = 1 keeps the partner table at sqrt(N) slots.  The
- * largest cap, 1024, lets every rank of a million-process job be a partner. */
-#define VM_PNP_THRESHOLD_DEFAULT 100
-#define VM_PNP_CAP_MAX           1024
-
-enum kind { K_UINT, K_BOOL, K_POLICY, K_STORAGE, K_NUMA, K_PATH, K_SIMD, K_METRIC, K_ALPHA };
-
-typedef struct vm_key {
-    const char *name;
-    enum kind kind;
-    uint32_t min, max; /* K_UINT bounds */
-    size_t off;        /* K_UINT / K_BOOL: the uint32_t field of vm_config_t */
-} vm_key_t;
-
-#define U(field) offsetof(vm_config_t, field)
-
-static const vm_key_t keys[] = {
-    {"policy", K_POLICY, 0, 0, 0},
-    {"storage", K_STORAGE, 0, 0, 0},
-    {"layout.ctx", K_UINT, 0, 62, U(ctx_bits)},
-    {"layout.src", K_UINT, 1, 63, U(src_bits)},
-    {"layout.tag", K_UINT, 1, 63, U(tag_bits)},
-    {"nprocs", K_UINT, 1, 1u << 30, U(nprocs)},
-    {"numa", K_NUMA, 0, 0, 0},
-    {"lla.block", K_UINT, 4, 1024, U(lla_block)},
-    {"llv.block", K_UINT, VM_LLV_GROUP, VM_LLV_BLOCK_MAX, U(llv_block)},
-    {"simd", K_SIMD, 0, 0, 0},
-    {"profile", K_PATH, 0, 0, 0},
-    {"profile.record", K_BOOL, 0, 1, U(profile_record)},
-    {"pnp.threshold", K_UINT, 1, 1u << 30, U(pnp_threshold)},
-    {"pnp.cap", K_UINT, 1, VM_PNP_CAP_MAX, U(pnp_cap)},
-    {"pnp.metric", K_METRIC, 0, 0, 0},
-    {"pnp.alpha", K_ALPHA, 0, 0, 0},
-    {"pnp.move", K_BOOL, 0, 1, U(pnp_move)},
-};
-
-static void set_defaults(vm_config_t *cfg)
+static int is(const char *v, size_t n, const char *word)
 {
-    *cfg = (vm_config_t){
-        .policy = vm_policy_find("single"),
-        .storage = vm_storage_find("llv"), /* passes test_diff with every kernel */
-        .ctx_bits = 16,
-        .src_bits = 24,
-        .tag_bits = 24,
-        .numa = VM_NUMA_LOCAL,
-        .lla_block = VM_LLA_BLOCK_DEFAULT,
-        .llv_block = VM_LLV_BLOCK_DEFAULT,
-        .simd = VM_SIMD_AUTO,
-        .pnp_threshold = VM_PNP_THRESHOLD_DEFAULT,
-        .pnp_cap = 1,
-        .pnp_metric = VM_PNP_AVERAGE,
-        .pnp_alpha = 1.5,
-        .pnp_move = 1,
-    };
+    return strlen(word) == n && memcmp(v, word, n) == 0;
 }
 
 /* Parse a decimal number of at most 10 digits into *out. */
@@ -103,85 +43,271 @@ static int parse_uint(const char *v, size_t n, uint64_t *out)
     return 1;
 }
 
-static int is(const char *v, size_t n, const char *word)
-{
-    return strlen(word) == n && memcmp(v, word, n) == 0;
-}
+/* ---- the engine's own keys that are not plain numbers ---- */
 
-/* Apply one key=value to cfg. */
-static int apply(vm_config_t *cfg, const vm_key_t *k, const char *v, size_t n)
+static int parse_policy(void *cfg, const char *v, size_t n)
 {
     char name[64];
-    uint64_t x;
     snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), v);
+    const vm_policy_t *p = n < 64 ? vm_policy_find(name) : NULL;
+    if (!p)
+        return vm_fail(VMATCH_EINVAL, "spec: unknown policy '%s'", name);
+    ((vm_config_t *)cfg)->policy = p;
+    return VMATCH_OK;
+}
+
+static void print_policy(const void *cfg, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", ((const vm_config_t *)cfg)->policy->name);
+}
+
+static void values_policy(char *buf, size_t len)
+{
+    const vm_policy_t *p;
+    buf[0] = '\0';
+    for (unsigned i = 0; (p = vm_policy_at(i)) != NULL; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s`%s`", i ? ", " : "", p->name);
+}
+
+static int parse_storage(void *cfg, const char *v, size_t n)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), v);
+    const vm_storage_t *s = n < 64 ? vm_storage_find(name) : NULL;
+    if (!s)
+        return vm_fail(VMATCH_EINVAL, "spec: unknown storage '%s'", name);
+    ((vm_config_t *)cfg)->storage = s;
+    return VMATCH_OK;
+}
+
+static void print_storage(const void *cfg, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", ((const vm_config_t *)cfg)->storage->name);
+}
+
+static void values_storage(char *buf, size_t len)
+{
+    const vm_storage_t *s;
+    buf[0] = '\0';
+    for (unsigned i = 0; (s = vm_storage_at(i)) != NULL; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s`%s`", i ? ", " : "", s->name);
+}
+
+static int parse_simd(void *cfg, const char *v, size_t n)
+{
+    int simd = vm_simd_parse(v, n);
+    if (simd < 0)
+        return vm_fail(VMATCH_EINVAL, "spec: simd=%.*s: expected auto, avx512, avx2 or scalar",
+                       (int)(n < 63 ? n : 63), v);
+    ((vm_config_t *)cfg)->simd = (uint32_t)simd;
+    return VMATCH_OK;
+}
+
+static void print_simd(const void *cfg, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", vm_simd_name((int)((const vm_config_t *)cfg)->simd));
+}
+
+static void values_simd(char *buf, size_t len)
+{
+    snprintf(buf, len, "`auto`, `avx512`, `avx2`, `scalar`");
+}
+
+static int parse_numa(void *cfg, const char *v, size_t n)
+{
+    vm_config_t *c = cfg;
+    uint64_t x;
+    if (is(v, n, "off"))
+        c->numa = VM_NUMA_OFF;
+    else if (is(v, n, "local"))
+        c->numa = VM_NUMA_LOCAL;
+    else if (parse_uint(v, n, &x) && x < 1024)
+        c->numa = (int)x;
+    else
+        return vm_fail(VMATCH_EINVAL, "spec: numa=%.*s: expected off, local or a node number",
+                       (int)(n < 63 ? n : 63), v);
+    return VMATCH_OK;
+}
+
+static void print_numa(const void *cfg, char *buf, size_t len)
+{
+    int numa = ((const vm_config_t *)cfg)->numa;
+    if (numa == VM_NUMA_OFF)
+        snprintf(buf, len, "off");
+    else if (numa == VM_NUMA_LOCAL)
+        snprintf(buf, len, "local");
+    else
+        snprintf(buf, len, "%d", numa);
+}
+
+static void values_numa(char *buf, size_t len)
+{
+    snprintf(buf, len, "`local`, `off`, node number");
+}
+
+/* Any path the system can open (shorter than PATH_MAX), kept in its own allocation so an
+ * engine does not carry PATH_MAX bytes for a key most specs leave out. */
+static int parse_profile(void *cfg, const char *v, size_t n)
+{
+    vm_config_t *c = cfg;
+    if (n >= PATH_MAX)
+        return vm_fail(VMATCH_EINVAL, "spec: profile path of %zu bytes: the system takes %d", n,
+                       PATH_MAX - 1);
+    char *path = malloc(n + 1);
+    if (!path)
+        return vm_fail(VMATCH_ENOMEM, "spec: out of memory for the profile path");
+    memcpy(path, v, n);
+    path[n] = '\0';
+    free(c->profile);
+    c->profile = path;
+    return VMATCH_OK;
+}
+
+static void print_profile(const void *cfg, char *buf, size_t len)
+{
+    const char *path = ((const vm_config_t *)cfg)->profile;
+    snprintf(buf, len, "%s", path ? path : "");
+}
+
+static void values_profile(char *buf, size_t len)
+{
+    snprintf(buf, len, "a path");
+}
+
+#define CORE(field)  offsetof(vm_config_t, field)
+#define CUSTOM(name) .parse = parse_##name, .print = print_##name, .values = values_##name
+
+static const vm_key_t core_keys[] = {
+    {"policy", VM_KEY_CUSTOM, CUSTOM(policy),
+     .help = "how the entries of each side are spread over queues (the first: one queue)"},
+    {"storage", VM_KEY_CUSTOM, CUSTOM(storage), .help = "what one queue is made of"},
+    {"simd", VM_KEY_CUSTOM, CUSTOM(simd),
+     .help = "the vector kernel of a storage that has them; `auto` takes the fastest this CPU "
+             "and OS run, a kernel they lack is `VMATCH_EUNSUPPORTED`"},
+    {"layout.ctx", VM_KEY_UINT, CORE(ctx_bits), 0, 62,
+     .help = "bits of the context id (the top bits)"},
+    {"layout.src", VM_KEY_UINT, CORE(src_bits), 1, 63,
+     .help = "bits of the source rank (the middle bits)"},
+    {"layout.tag", VM_KEY_UINT, CORE(tag_bits), 1, 63,
+     .help = "bits of the tag (the low bits); the three widths sum to at most 64"},
+    {"nprocs", VM_KEY_UINT, CORE(nprocs), 1, 1u << 30, .flags = VM_KEY_UNSET0,
+     .help = "number of processes: policies that bound their queues by c·√nprocs need it; "
+             "must fit `layout.src`"},
+    {"numa", VM_KEY_CUSTOM, CUSTOM(numa),
+     .help = "where queue blocks are placed (libnuma); a node needs a build with libnuma"},
+    {"profile.record", VM_KEY_BOOL, CORE(profile_record),
+     .help = "count insertions per (context, source) for `vmatch_profile_save`"},
+    {"profile", VM_KEY_CUSTOM, CUSTOM(profile),
+     .help = "profile file read by the policies that take one"},
+};
+
+static const vm_config_t core_default = {
+    .ctx_bits = 16,
+    .src_bits = 24,
+    .tag_bits = 24,
+    .numa = VM_NUMA_LOCAL,
+    .simd = VM_SIMD_AUTO,
+};
+
+const vm_module_t vm_core_module = {
+    .keys = core_keys, .nkeys = sizeof core_keys / sizeof core_keys[0],
+    /* its config is vm_config_t itself, not a part of mod[] */
+};
+
+/* ---- reading a key ---- */
+
+/* Apply the value of n bytes at v of key k to its owner's config cfg. */
+static int apply(void *cfg, const vm_key_t *k, const char *v, size_t n)
+{
+    char shown[64];
+    snprintf(shown, sizeof shown, "%.*s", (int)(n < 63 ? n : 63), v);
+    void *field = (char *)cfg + k->off;
+    uint64_t x;
     switch (k->kind) {
-    case K_UINT:
-        if (!parse_uint(v, n, &x) || x < k->min || x > k->max)
-            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a number from %u to %u",
-                           k->name, name, k->min, k->max);
-        *(uint32_t *)((char *)cfg + k->off) = (uint32_t)x;
+    case VM_KEY_UINT:
+        if (!parse_uint(v, n, &x) || (double)x < k->min || (double)x > k->max)
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a number from %.0f to %.0f",
+                           k->name, shown, k->min, k->max);
+        if (k->step > 1 && x % k->step)
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a multiple of %u", k->name,
+                           shown, k->step);
+        *(uint32_t *)field = (uint32_t)x;
         return VMATCH_OK;
-    case K_BOOL:
+    case VM_KEY_BOOL:
         if (!is(v, n, "on") && !is(v, n, "off"))
-            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected on or off", k->name, name);
-        *(uint32_t *)((char *)cfg + k->off) = is(v, n, "on");
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected on or off", k->name, shown);
+        *(uint32_t *)field = is(v, n, "on");
         return VMATCH_OK;
-    case K_POLICY:
-        cfg->policy = vm_policy_find(name);
-        if (!cfg->policy || n > 63)
-            return vm_fail(VMATCH_EINVAL, "spec: unknown policy '%s'", name);
-        return VMATCH_OK;
-    case K_STORAGE:
-        cfg->storage = vm_storage_find(name);
-        if (!cfg->storage || n > 63)
-            return vm_fail(VMATCH_EINVAL, "spec: unknown storage '%s'", name);
-        return VMATCH_OK;
-    case K_NUMA:
-        if (is(v, n, "off")) {
-            cfg->numa = VM_NUMA_OFF;
-        } else if (is(v, n, "local")) {
-            cfg->numa = VM_NUMA_LOCAL;
-        } else if (parse_uint(v, n, &x) && x < 1024) {
-            cfg->numa = (int)x;
-        } else {
-            return vm_fail(VMATCH_EINVAL, "spec: numa=%s: expected off, local or a node number",
-                           name);
+    case VM_KEY_WORD:
+        for (uint32_t i = 0; k->words[i]; i++)
+            if (is(v, n, k->words[i])) {
+                *(uint32_t *)field = i;
+                return VMATCH_OK;
+            }
+        {
+            char list[128] = "";
+            for (uint32_t i = 0; k->words[i]; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         i ? (k->words[i + 1] ? ", " : " or ") : "", k->words[i]);
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected %s", k->name, shown, list);
         }
-        return VMATCH_OK;
-    case K_SIMD: {
-        int simd = vm_simd_parse(v, n);
-        if (simd < 0)
-            return vm_fail(VMATCH_EINVAL,
-                           "spec: simd=%s: expected auto, avx512, avx2 or scalar", name);
-        cfg->simd = (uint32_t)simd;
-        return VMATCH_OK;
-    }
-    case K_METRIC: {
-        int metric = vm_pnp_metric_parse(v, n);
-        if (metric < 0)
-            return vm_fail(VMATCH_EINVAL,
-                           "spec: pnp.metric=%s: expected average, median or fence", name);
-        cfg->pnp_metric = (uint32_t)metric;
-        return VMATCH_OK;
-    }
-    case K_ALPHA: {
+    case VM_KEY_REAL: {
         char *end;
-        double a = n < 32 ? strtod(name, &end) : -1;
-        if (n >= 32 || end != name + n || !(a >= 0 && a <= 100) || !isdigit((unsigned char)*v))
-            return vm_fail(VMATCH_EINVAL, "spec: pnp.alpha=%s: expected a number from 0 to 100",
-                           name);
-        cfg->pnp_alpha = a;
+        double a = n < 32 ? strtod(shown, &end) : -1;
+        if (n >= 32 || end != shown + n || !(a >= k->min && a <= k->max) ||
+            !isdigit((unsigned char)*v))
+            return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a number from %g to %g",
+                           k->name, shown, k->min, k->max);
+        *(double *)field = a;
         return VMATCH_OK;
     }
-    case K_PATH:
-        if (n >= sizeof cfg->profile)
-            return vm_fail(VMATCH_EINVAL, "spec: profile path longer than %zu bytes",
-                           sizeof cfg->profile - 1);
-        memcpy(cfg->profile, v, n);
-        cfg->profile[n] = '\0';
-        return VMATCH_OK;
+    case VM_KEY_CUSTOM:
+        return k->parse(cfg, v, n);
     }
     return VMATCH_EINVAL;
+}
+
+/* The key of module m named by the n bytes at name, or NULL. */
+static const vm_key_t *key_of(const vm_module_t *m, const char *name, size_t n)
+{
+    for (unsigned i = 0; m && i < m->nkeys; i++)
+        if (is(name, n, m->keys[i].name))
+            return &m->keys[i];
+    return NULL;
+}
+
+/* The key named by word (n bytes) and the config it sets, or an error. */
+static int lookup(vm_config_t *cfg, const char *word, size_t n, const vm_key_t **k,
+                  void **owner)
+{
+    *owner = cfg;
+    if ((*k = key_of(&vm_core_module, word, n)) != NULL)
+        return VMATCH_OK;
+    const char *dot = memchr(word, '.', n);
+    const vm_module_t *m = dot ? vm_module_find(word, (size_t)(dot - word)) : NULL;
+    if (m && (*k = key_of(m, word, n)) != NULL) {
+        *owner = vm_module_cfg_mut(cfg, m);
+        return VMATCH_OK;
+    }
+    if (!m)
+        return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s'", (int)n, word);
+    char known[256] = "";
+    for (unsigned i = 0; i < m->nkeys; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                 m->keys[i].name);
+    return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s' (%s takes %s)", (int)n, word,
+                   m->prefix, known);
+}
+
+static void set_defaults(vm_config_t *cfg)
+{
+    *cfg = core_default;
+    cfg->policy = vm_policy_at(0);
+    cfg->storage = vm_storage_at(0);
+    const vm_module_t *m;
+    for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++)
+        if (m->cfg_size)
+            memcpy(vm_module_cfg_mut(cfg, m), m->cfg_default, m->cfg_size);
 }
 
 /* Checks that involve several keys or the machine. */
@@ -194,9 +320,6 @@ static int validate(const vm_config_t *cfg)
     if (cfg->src_bits < 31 && cfg->nprocs > (1u << cfg->src_bits))
         return vm_fail(VMATCH_EINVAL, "spec: nprocs=%u does not fit layout.src=%u bits",
                        cfg->nprocs, cfg->src_bits);
-    if (cfg->llv_block % VM_LLV_GROUP)
-        return vm_fail(VMATCH_EINVAL, "spec: llv.block=%u: expected a multiple of %u",
-                       cfg->llv_block, VM_LLV_GROUP);
     if (!vm_simd_available((int)cfg->simd))
         return vm_fail(VMATCH_EUNSUPPORTED, "spec: simd=%s: %s", vm_simd_name((int)cfg->simd),
                        vm_simd_why_not((int)cfg->simd));
@@ -212,15 +335,19 @@ static int validate(const vm_config_t *cfg)
     return VMATCH_OK;
 }
 
-int vm_spec_parse(const char *spec, vm_config_t *cfg)
+static int parse_words(const char *spec, vm_config_t *cfg)
 {
-    set_defaults(cfg);
-    const char *p = spec ? spec : "";
+    if (vm_module_cfg_bytes() > VM_MODULE_CFG_BYTES) /* a new module's config is too big */
+        return vm_fail(VMATCH_EUNSUPPORTED,
+                       "spec: the modules' configs need %zu bytes, "
+                       "VM_MODULE_CFG_BYTES is %d",
+                       vm_module_cfg_bytes(), VM_MODULE_CFG_BYTES);
+    const char *p = spec;
     for (;;) {
         while (isspace((unsigned char)*p))
             p++;
         if (!*p)
-            break;
+            return validate(cfg);
         const char *word = p;
         while (*p && !isspace((unsigned char)*p))
             p++;
@@ -229,46 +356,172 @@ int vm_spec_parse(const char *spec, vm_config_t *cfg)
         if (!eq || eq == word || eq == word + len - 1)
             return vm_fail(VMATCH_EINVAL, "spec: '%.*s' is not key=value", (int)len, word);
         size_t klen = (size_t)(eq - word);
-        const vm_key_t *k = NULL;
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            if (is(word, klen, keys[i].name))
-                k = &keys[i];
-        if (!k)
-            return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s'", (int)klen, word);
-        int rc = apply(cfg, k, eq + 1, len - klen - 1);
+        const vm_key_t *k;
+        void *owner;
+        int rc = lookup(cfg, word, klen, &k, &owner);
+        if (rc == VMATCH_OK)
+            rc = apply(owner, k, eq + 1, len - klen - 1);
         if (rc < 0)
             return rc;
     }
-    int rc = validate(cfg);
-    /* Resolved here, once: vmatch_describe then names the kernel that runs, and the
-     * storages never ask the CPU. */
-    if (rc == VMATCH_OK && cfg->simd == VM_SIMD_AUTO)
-        cfg->simd = (uint32_t)vm_simd_best();
-    return rc;
 }
 
-void vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
+int vm_spec_parse(const char *spec, vm_config_t *cfg)
 {
-    char numa[16], nprocs[24] = "", profile[sizeof cfg->profile + 16] = "", pnp[128] = "";
-    if (cfg->numa == VM_NUMA_OFF)
-        snprintf(numa, sizeof numa, "off");
-    else if (cfg->numa == VM_NUMA_LOCAL)
-        snprintf(numa, sizeof numa, "local");
+    set_defaults(cfg);
+    int rc = parse_words(spec ? spec : "", cfg);
+    if (rc < 0) {
+        vm_spec_free(cfg);
+        return rc;
+    }
+    /* Resolved here, once: vmatch_describe then names the kernel that runs, and the
+     * storages never ask the CPU. */
+    if (cfg->simd == VM_SIMD_AUTO)
+        cfg->simd = (uint32_t)vm_simd_best();
+    return VMATCH_OK;
+}
+
+void vm_spec_free(vm_config_t *cfg)
+{
+    free(cfg->profile);
+    cfg->profile = NULL;
+}
+
+/* ---- writing keys ---- */
+
+typedef struct out {
+    char *buf;
+    size_t len, need; /* need: what has been written or would have been */
+} out_t;
+
+static void put(out_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(out_t *o, const char *fmt, ...)
+{
+    size_t room = o->need < o->len ? o->len - o->need : 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(room ? o->buf + o->need : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->need += (size_t)n;
+}
+
+/* The value of key k in its owner's config cfg; "" when the key is not set. */
+static void value(const void *cfg, const vm_key_t *k, char *buf, size_t len)
+{
+    const void *field = (const char *)cfg + k->off;
+    switch (k->kind) {
+    case VM_KEY_UINT: {
+        uint32_t x = *(const uint32_t *)field;
+        if (x == 0 && (k->flags & VM_KEY_UNSET0))
+            buf[0] = '\0';
+        else
+            snprintf(buf, len, "%u", x);
+        return;
+    }
+    case VM_KEY_BOOL:
+        snprintf(buf, len, "%s", *(const uint32_t *)field ? "on" : "off");
+        return;
+    case VM_KEY_WORD:
+        snprintf(buf, len, "%s", k->words[*(const uint32_t *)field]);
+        return;
+    case VM_KEY_REAL:
+        snprintf(buf, len, "%g", *(const double *)field);
+        return;
+    case VM_KEY_CUSTOM:
+        k->print(cfg, buf, len);
+        return;
+    }
+}
+
+/* Every key of m that is set, as " key=value". */
+static void describe_module(out_t *o, const vm_module_t *m, const void *cfg)
+{
+    char v[VALUE_MAX];
+    for (unsigned i = 0; i < m->nkeys; i++) {
+        const vm_key_t *k = &m->keys[i];
+        value(cfg, k, v, sizeof v);
+        if (v[0])
+            put(o, "%s%s=%s", o->need ? " " : "", k->name, v);
+    }
+}
+
+size_t vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
+{
+    out_t o = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    describe_module(&o, &vm_core_module, cfg);
+    /* The keys of the modules in use: one module may provide both (or several policies). */
+    const vm_module_t *s = vm_module_of_storage(cfg->storage);
+    const vm_module_t *p = vm_module_of_policy(cfg->policy);
+    if (s)
+        describe_module(&o, s, vm_module_cfg(cfg, s));
+    if (p && p != s)
+        describe_module(&o, p, vm_module_cfg(cfg, p));
+    return o.need;
+}
+
+/* A bound for the key table: 2^k from 2^16 up, so 1073741824 reads as 2^30. */
+static void bound(char *buf, size_t len, double x)
+{
+    uint64_t u = (uint64_t)x;
+    if (u >= 65536 && (u & (u - 1)) == 0)
+        snprintf(buf, len, "2^%d", __builtin_ctzll(u));
     else
-        snprintf(numa, sizeof numa, "%d", cfg->numa);
-    if (cfg->nprocs) /* unset keys are left out, so the text is a valid spec again */
-        snprintf(nprocs, sizeof nprocs, " nprocs=%u", cfg->nprocs);
-    if (cfg->profile[0])
-        snprintf(profile, sizeof profile, " profile=%s", cfg->profile);
-    if (strncmp(cfg->policy->name, "pnp", 3) == 0) /* the keys of the pnp policies */
-        snprintf(pnp, sizeof pnp,
-                 " pnp.threshold=%u pnp.cap=%u pnp.metric=%s pnp.alpha=%g pnp.move=%s",
-                 cfg->pnp_threshold, cfg->pnp_cap, vm_pnp_metric_name((int)cfg->pnp_metric),
-                 cfg->pnp_alpha, cfg->pnp_move ? "on" : "off");
-    snprintf(buf, len,
-             "policy=%s storage=%s simd=%s lla.block=%u llv.block=%u layout.ctx=%u "
-             "layout.src=%u layout.tag=%u%s numa=%s profile.record=%s%s%s",
-             cfg->policy->name, cfg->storage->name, vm_simd_name((int)cfg->simd),
-             cfg->lla_block, cfg->llv_block, cfg->ctx_bits, cfg->src_bits, cfg->tag_bits,
-             nprocs, numa, cfg->profile_record ? "on" : "off", pnp, profile);
+        snprintf(buf, len, "%g", x);
+}
+
+/* The README's "values" cell of key k, whose owner's defaults are def. */
+static void values(const vm_key_t *k, const void *def, char *buf, size_t len)
+{
+    char d[64], lo[24], hi[24];
+    if (k->kind == VM_KEY_CUSTOM) {
+        k->values(buf, len);
+        return;
+    }
+    value(def, k, d, sizeof d);
+    bound(lo, sizeof lo, k->min);
+    bound(hi, sizeof hi, k->max);
+    switch (k->kind) {
+    case VM_KEY_UINT:
+    case VM_KEY_REAL:
+        snprintf(buf, len, d[0] ? "`%s`, %s … %s" : "%snot set, %s … %s", d, lo, hi);
+        if (k->step > 1)
+            snprintf(buf + strlen(buf), len - strlen(buf), ", a multiple of %u", k->step);
+        return;
+    case VM_KEY_BOOL:
+        snprintf(buf, len, "`%s`, `%s`", d, strcmp(d, "on") ? "on" : "off");
+        return;
+    case VM_KEY_WORD:
+        snprintf(buf, len, "`%s`", d);
+        for (unsigned i = 0; k->words[i]; i++)
+            if (strcmp(k->words[i], d) != 0)
+                snprintf(buf + strlen(buf), len - strlen(buf), ", `%s`", k->words[i]);
+        return;
+    case VM_KEY_CUSTOM:
+        return;
+    }
+}
+
+static void table_module(out_t *o, const vm_module_t *m, const void *def)
+{
+    char v[256];
+    for (unsigned i = 0; i < m->nkeys; i++) {
+        values(&m->keys[i], def, v, sizeof v);
+        put(o, "| `%s` | %s | %s |\n", m->keys[i].name, v, m->keys[i].help);
+    }
+}
+
+size_t vm_spec_table(char *buf, size_t len)
+{
+    out_t o = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    put(&o, "| key | values (default first) | meaning |\n|---|---|---|\n");
+    table_module(&o, &vm_core_module, &core_default);
+    const vm_module_t *m;
+    for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++)
+        table_module(&o, m, m->cfg_default);
+    return o.need;
 }

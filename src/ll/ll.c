@@ -4,7 +4,7 @@
  * node per entry, walked pointer by pointer, nothing a real MPI list would not have.  Nodes
  * come from the engine's pool like MPICH's requests come from its handle pool.
  */
-#include "queue.h"
+#include "module.h"
 
 typedef struct vm_ll_node {
     struct vm_ll_node *next, *prev;
@@ -138,3 +138,7 @@ const vm_storage_t vm_ll_storage = {
     .remove = ll_remove,
     .each = ll_each,
 };
+
+static const vm_storage_t *const ll_storages[] = {&vm_ll_storage, NULL};
+
+const vm_module_t vm_ll_module = {.storages = ll_storages};

@@ -16,6 +16,8 @@
  */
 #include "llv.h"
 
+#include "module.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +42,7 @@ typedef struct vm_llv {
 enum { CACHE_LINE = 64 };
 
 extern const vm_storage_t vm_llv_storage;
+extern const vm_module_t vm_llv_module;
 
 /* n rounded up to a cache line, so every lane starts on one (vector loads stay aligned). */
 static uint32_t round_line(size_t n)
@@ -94,7 +97,8 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
         return VMATCH_EUNSUPPORTED;
     vm_llv_geom_t geo[2];
     vm_llv_geom_init(&geo[SMALL], SMALL_SLOTS, side);
-    vm_llv_geom_init(&geo[LARGE], env->cfg->llv_block, side);
+    const vm_llv_config_t *cfg = vm_module_cfg(env->cfg, &vm_llv_module);
+    vm_llv_geom_init(&geo[LARGE], cfg->block, side);
     vm_pool_t *small = vm_env_pool(env, geo[SMALL].size);
     vm_pool_t *large = small ? vm_env_pool(env, geo[LARGE].size) : NULL;
     vm_llv_t *l = large ? vm_mem_alloc(&env->mem, sizeof *l) : NULL;
@@ -502,4 +506,32 @@ const vm_storage_t vm_llv_storage = {
     .find_payload = llv_find_payload,
     .remove = llv_remove,
     .each = llv_each,
+};
+
+/* llv.block: slots per large block.  Measured with bench/ (docs/storages.md, "How llv is
+ * tuned"): reverse search at 32768 and 65536 entries runs 1.3-1.8x slower with 256-slot
+ * blocks and ~15% slower with 512 than with 1024, 2048 or 4096, which are level within
+ * noise; at 4096 entries all are level.  The per-block work of a search (a pointer hop, the
+ * jump to another fingerprint lane, ~40 instructions) is what large blocks amortize.  1024
+ * is the smallest of the level ones and holds the least memory of them (a PRQ block is
+ * 35 KiB, 14 to a 512 KiB slab: 50 bytes per entry at 32768 entries against 66 for 2048).
+ * Blocks are whole 64-slot groups (one bitmap word each); the largest keeps a block of the
+ * PRQ side (34 bytes a slot) under 160 KiB. */
+static const vm_llv_config_t llv_default = {.block = 1024};
+
+static const vm_key_t llv_keys[] = {
+    {"llv.block", VM_KEY_UINT, offsetof(vm_llv_config_t, block), VM_LLV_GROUP, 4096,
+     .step = VM_LLV_GROUP,
+     .help = "slots per `llv` block once a queue outgrows its first, 64-slot block"},
+};
+
+static const vm_storage_t *const llv_storages[] = {&vm_llv_storage, NULL};
+
+const vm_module_t vm_llv_module = {
+    .prefix = "llv",
+    .keys = llv_keys,
+    .nkeys = sizeof llv_keys / sizeof llv_keys[0],
+    .cfg_size = sizeof(vm_llv_config_t),
+    .cfg_default = &llv_default,
+    .storages = llv_storages,
 };

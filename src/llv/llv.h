@@ -36,6 +36,11 @@
  * 64-bit lanes 512 bytes, whole vectors for every kernel. */
 #define VM_LLV_GROUP 64
 
+/* The llv keys (llv.c). */
+typedef struct vm_llv_config {
+    uint32_t block; /* llv.block: slots per large block, a multiple of VM_LLV_GROUP */
+} vm_llv_config_t;
+
 /* Where the lanes of a block are.  A queue has two block sizes (llv.c): small blocks while
  * it is short, llv.block slots once it is long; each block points at its geometry. */
 typedef struct vm_llv_geom {

@@ -7,17 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const metric_names[] = {"average", "median", "fence"};
+const char *const vm_pnp_metric_words[] = {"average", "median", "fence", NULL};
 
 const char *vm_pnp_metric_name(int metric)
 {
-    return metric >= 0 && metric <= VM_PNP_FENCE ? metric_names[metric] : NULL;
+    return metric >= 0 && metric <= VM_PNP_FENCE ? vm_pnp_metric_words[metric] : NULL;
 }
 
 int vm_pnp_metric_parse(const char *s, size_t n)
 {
     for (int i = 0; i <= VM_PNP_FENCE; i++)
-        if (strlen(metric_names[i]) == n && memcmp(s, metric_names[i], n) == 0)
+        if (strlen(vm_pnp_metric_words[i]) == n && memcmp(s, vm_pnp_metric_words[i], n) == 0)
             return i;
     return -1;
 }

@@ -29,14 +29,16 @@
 #include "pnp.h"
 
 #include "engine.h"
+#include "module.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-extern const vm_policy_t vm_pnp_policy, vm_pnp_static_policy;
+extern const vm_module_t vm_pnp_module;
 
 typedef struct vm_pnp {
     vm_pq_t base;
+    const vm_pnp_config_t *pc; /* the pnp.* keys */
     int is_static;
     unsigned key_shift;     /* the source key is (bits >> key_shift) & key_mask */
     uint64_t key_mask;      /* context and source bits, shifted down */
@@ -263,14 +265,13 @@ static int move_entries(vm_pnp_t *s, vm_queue_t **out, vm_queue_t **wild)
  * they are. */
 static void extract(vm_pnp_t *s)
 {
-    const vm_config_t *cfg = s->base.env->cfg;
     vm_mem_t *mem = &s->base.env->mem;
     vm_queue_t *q = s->chain[s->nchain - 1];
     size_t n = q->len, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t));
     /* The next round, unless this one takes partners: out of memory, after pnp.threshold
      * more entries; no key qualifies or fits, when the queue has doubled (so such rounds cost
      * O(1) per append); the table is full, never. */
-    uint64_t t = cfg->pnp_threshold, more = q->len > t ? q->len : t;
+    uint64_t t = s->pc->threshold, more = q->len > t ? q->len : t;
     s->retry = s->npq >= s->limit ? UINT64_MAX : q->len + t;
     if (s->npq >= s->limit || n == 0)
         return;
@@ -295,10 +296,10 @@ static void extract(vm_pnp_t *s)
         counts[u++] = 1;
     }
     uint64_t pop = (uint64_t)s->nprocs * nctx;
-    size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)cfg->pnp_metric, cfg->pnp_alpha,
-                             u, scratch, chosen, NULL);
+    size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)s->pc->metric, s->pc->alpha, u,
+                             scratch, chosen, NULL);
     /* Highest count first into the table, skipping keys whose bucket is full. */
-    uint32_t last = cfg->pnp_move ? UINT32_MAX : s->nchain - 1, taken = 0;
+    uint32_t last = s->pc->move ? UINT32_MAX : s->nchain - 1, taken = 0;
     uint64_t *slots = scratch; /* scratch is free again */
     for (size_t j = 0; j < m && s->npq + taken < s->limit; j++) {
         size_t b = bucket(s, keys[chosen[j]]), i = 0;
@@ -314,25 +315,25 @@ static void extract(vm_pnp_t *s)
     uint32_t made = 0;
     int rc = taken ? VMATCH_OK : VMATCH_ENOTFOUND, new_chain = 0;
     vm_queue_t *rest = NULL, *wild = NULL;
-    if (rc == VMATCH_OK && !cfg->pnp_move)
+    if (rc == VMATCH_OK && !s->pc->move)
         rc = grow(mem, &s->chain, &s->chain_cap, s->nchain + 1);
-    if (rc == VMATCH_OK && !cfg->pnp_move)
+    if (rc == VMATCH_OK && !s->pc->move)
         rc = grow_closed(s, s->nchain - 1);
     if (rc == VMATCH_OK)
         rc = grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
-    if (rc == VMATCH_OK && !cfg->pnp_move &&
+    if (rc == VMATCH_OK && !s->pc->move &&
         (rc = add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
         new_chain = 1;
     while (rc == VMATCH_OK && made < taken &&
            (rc = add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
         made++;
-    if (rc == VMATCH_OK && cfg->pnp_move)
+    if (rc == VMATCH_OK && s->pc->move)
         rc = move_entries(s, &rest, &wild);
     if (rc == VMATCH_OK) {
         s->npq += taken;
         s->rounds++;
         s->retry = t;
-        if (cfg->pnp_move) {
+        if (s->pc->move) {
             q->ops->destroy(q);
             s->newest = s->chain[0] = rest;
             s->wild = wild;
@@ -367,7 +368,6 @@ static int cmp_u32(const void *a, const void *b)
 /* Choose this side's partners from the profile and build the perfect hash. */
 static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
 {
-    const vm_config_t *cfg = s->base.env->cfg;
     vm_mem_t *mem = &s->base.env->mem;
     size_t n = prof->n, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t) + sizeof(uint32_t));
     uint64_t *counts = vm_mem_alloc(mem, bytes ? bytes : 1);
@@ -388,8 +388,8 @@ static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
         idx[u] = (uint32_t)i;
         counts[u++] = c;
     }
-    size_t m = vm_pnp_choose(counts, u, (uint64_t)s->nprocs * nctx, (int)cfg->pnp_metric,
-                             cfg->pnp_alpha, s->limit, scratch, chosen, NULL);
+    size_t m = vm_pnp_choose(counts, u, (uint64_t)s->nprocs * nctx, (int)s->pc->metric,
+                             s->pc->alpha, s->limit, scratch, chosen, NULL);
     /* Contexts of the partners, sorted: a context's index maps it. */
     int rc = VMATCH_ENOMEM;
     s->ctxs_bytes = (m ? m : 1) * sizeof *s->ctxs;
@@ -424,7 +424,7 @@ static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
 static int load_profile(vm_pnp_t *s)
 {
     const vm_config_t *cfg = s->base.env->cfg;
-    if (!cfg->profile[0])
+    if (!cfg->profile)
         return vm_fail(VMATCH_EINVAL, "spec: policy=pnp-static needs profile=PATH");
     vm_profile_t prof;
     int rc = vm_profile_load(cfg->profile, &prof);
@@ -449,7 +449,7 @@ static int load_profile(vm_pnp_t *s)
             rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
                          prof.entries[i].src, s->nprocs);
     if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)isqrt((uint64_t)cfg->pnp_cap * cfg->pnp_cap * s->nprocs);
+        s->limit = (uint32_t)isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
         rc = load_partners(s, &prof);
     }
     vm_profile_free(&prof);
@@ -492,13 +492,14 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
     unsigned src_bits = cfg->src_bits, ctx_bits = cfg->ctx_bits;
     s->base = (vm_pq_t){
         .ops = is_static ? &vm_pnp_static_policy : &vm_pnp_policy, .env = env, .side = side};
+    s->pc = vm_module_cfg(cfg, &vm_pnp_module);
     s->is_static = is_static;
     s->key_shift = cfg->tag_bits;
     s->src_bits = src_bits;
     s->key_mask = src_bits + ctx_bits >= 64 ? ~0ull : (1ull << (src_bits + ctx_bits)) - 1;
     s->key_care = s->key_mask << s->key_shift;
     s->nprocs = cfg->nprocs;
-    s->retry = cfg->pnp_threshold;
+    s->retry = s->pc->threshold;
     int rc = grow(&env->mem, &s->chain, &s->chain_cap, 1);
     if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, 0)) == VMATCH_OK) {
         s->nchain = 1;
@@ -508,9 +509,9 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
         s->retry = UINT64_MAX; /* no extraction */
         rc = load_profile(s);
     } else if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)isqrt((uint64_t)cfg->pnp_cap * cfg->pnp_cap * cfg->nprocs);
+        s->limit = (uint32_t)isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
         s->nbuckets = (uint32_t)isqrt(cfg->nprocs - 1) + 1; /* ceil(sqrt(N)) */
-        s->cap = cfg->pnp_cap;
+        s->cap = s->pc->cap;
         s->tkey = vm_mem_calloc(&env->mem, table_bytes(s));
         rc = s->tkey ? VMATCH_OK : VMATCH_ENOMEM;
         if (s->tkey) {

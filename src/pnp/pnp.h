@@ -8,12 +8,26 @@
 #ifndef VM_PNP_H
 #define VM_PNP_H
 
-#include "pool.h"
+#include "queue.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 enum vm_pnp_metric { VM_PNP_AVERAGE, VM_PNP_MEDIAN, VM_PNP_FENCE };
+
+/* The pnp.* keys (keys.c), for both policies. */
+typedef struct vm_pnp_config {
+    uint32_t threshold; /* t: a non-partner queue of t entries splits (pnp) */
+    uint32_t cap;       /* c: at most floor(c * sqrt(nprocs)) partners per side */
+    uint32_t metric;    /* enum vm_pnp_metric */
+    uint32_t move;      /* move a new partner's entries to its queue (else: levels) */
+    double alpha;       /* of the upper fence */
+} vm_pnp_config_t;
+
+extern const vm_policy_t vm_pnp_policy, vm_pnp_static_policy;
+
+/* The metrics' names by enum vm_pnp_metric, NULL-terminated. */
+extern const char *const vm_pnp_metric_words[];
 
 /* "average", "median", "fence"; NULL for an unknown metric. */
 const char *vm_pnp_metric_name(int metric);

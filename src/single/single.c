@@ -1,5 +1,5 @@
 /* single.c -- policy=single: one storage queue per side, the plain MPI design. */
-#include "queue.h"
+#include "module.h"
 
 extern const vm_policy_t vm_single_policy;
 
@@ -70,3 +70,7 @@ const vm_policy_t vm_single_policy = {
     .remove_payload = single_remove_payload,
     .stats = single_stats,
 };
+
+static const vm_policy_t *const single_policies[] = {&vm_single_policy, NULL};
+
+const vm_module_t vm_single_module = {.policies = single_policies};

@@ -1,0 +1,84 @@
+/* module.h -- what a storage or policy folder gives the engine: its storages and policies,
+ * its spec keys and its configuration.
+ *
+ * A module owns every key that starts with its prefix and a dot ("pnp.cap" belongs to the
+ * module with prefix "pnp") and one config struct, kept inside vm_config_t.  The engine
+ * parses its own keys (policy, storage, simd, nprocs, layout.*, numa, profile*), hands every
+ * other "<prefix>.key" to the module of that prefix, and builds vmatch_describe and the
+ * README's key table from the same key tables.  registry.c lists the modules: adding one is
+ * its folder and its name there.
+ */
+#ifndef VM_MODULE_H
+#define VM_MODULE_H
+
+#include "queue.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum vm_key_kind {
+    VM_KEY_UINT,  /* a uint32_t from min to max, a multiple of step when step > 1 */
+    VM_KEY_BOOL,  /* a uint32_t: on = 1, off = 0 */
+    VM_KEY_WORD,  /* a uint32_t: the index of the value in words[] */
+    VM_KEY_REAL,  /* a double from min to max */
+    VM_KEY_CUSTOM /* parse and print do the work */
+};
+
+/* Key flags. */
+enum {
+    VM_KEY_UNSET0 = 1 /* UINT: 0 means "not set": left out of vmatch_describe */
+};
+
+typedef struct vm_key {
+    const char *name; /* the whole key, "pnp.cap" */
+    enum vm_key_kind kind;
+    size_t off; /* the field in the owner's config struct */
+    double min, max;
+    uint32_t step, flags;
+    const char *const *words; /* VM_KEY_WORD: the names, NULL-terminated */
+    const char *help;         /* one line for the README's key table */
+    /* VM_KEY_CUSTOM: read the n bytes at v into the config (VMATCH_OK, or an error with
+     * vm_fail's message); write the value into buf, or "" to leave the key out of
+     * vmatch_describe; write the README's "values" text (default first) into buf. */
+    int (*parse)(void *cfg, const char *v, size_t n);
+    void (*print)(const void *cfg, char *buf, size_t len);
+    void (*values)(char *buf, size_t len);
+} vm_key_t;
+
+typedef struct vm_module {
+    const char *prefix; /* owns "<prefix>.*"; NULL when the module has no keys */
+    const vm_key_t *keys;
+    unsigned nkeys;
+    size_t cfg_size;         /* its config struct (at most VM_MODULE_CFG_BYTES for all) */
+    const void *cfg_default; /* the defaults of that struct */
+    /* What it provides, each list NULL-terminated (NULL: none). */
+    const vm_storage_t *const *storages;
+    const vm_policy_t *const *policies;
+} vm_module_t;
+
+/* The module's config inside cfg: the defaults, then what the spec set. */
+const void *vm_module_cfg(const vm_config_t *cfg, const vm_module_t *m);
+void *vm_module_cfg_mut(vm_config_t *cfg, const vm_module_t *m);
+/* Bytes the configs of all modules take in vm_config_t.mod (the spec parser refuses to run
+ * when they pass VM_MODULE_CFG_BYTES). */
+size_t vm_module_cfg_bytes(void);
+
+/* Registry (registry.c).  NULL past the end / for an unknown name or one not registered.
+ * The first storage and the first policy are the defaults. */
+const vm_module_t *vm_module_at(unsigned i);
+const vm_module_t *vm_module_find(const char *prefix, size_t n);
+const vm_module_t *vm_module_of_storage(const vm_storage_t *s);
+const vm_module_t *vm_module_of_policy(const vm_policy_t *p);
+const vm_storage_t *vm_storage_at(unsigned i);
+const vm_policy_t *vm_policy_at(unsigned i);
+const vm_storage_t *vm_storage_find(const char *name);
+const vm_policy_t *vm_policy_find(const char *name);
+
+/* The engine's own keys (spec.c), for the key table. */
+extern const vm_module_t vm_core_module;
+
+/* Write the README's key table (markdown, one row per key of the engine and of every
+ * module) into buf; returns the length it needs, as snprintf does. */
+size_t vm_spec_table(char *buf, size_t len);
+
+#endif
