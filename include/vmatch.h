@@ -77,8 +77,10 @@ int vmatch_create(const char *spec, vmatch_engine_t **out);
  * payload pointers belong to the caller).  NULL is allowed. */
 void vmatch_destroy(vmatch_engine_t *e);
 
-/* The engine's resolved spec, every key with its value in effect, for example
- * "policy=single storage=lla lla.block=32 layout.ctx=16 ...".  Owned by the engine. */
+/* The engine's resolved spec: the engine's own keys and the keys of its storage and policy,
+ * each with its value in effect (keys left unset, such as nprocs, are left out), for example
+ * "policy=single storage=lla simd=avx512 layout.ctx=16 ... lla.block=32".  It is itself a
+ * spec that makes the same engine.  Owned by the engine. */
 const char *vmatch_describe(const vmatch_engine_t *e);
 
 /* The vector kernel the engine's queues search with: "avx512", "avx2" or "scalar" (spec key
@@ -173,8 +175,8 @@ typedef struct {                  /* current and cumulative figures */
  * zeros. */
 void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out);
 
-/* Write the profile of the traffic seen so far to path (format in README.md: a header with
- * the layout and nprocs, then one line per (context, source) with its PRQ and UMQ
+/* Write the profile of the traffic seen so far to path (format in docs/workloads.md: a header
+ * with the layout and nprocs, then one line per (context, source) with its PRQ and UMQ
  * insertion counts).  Recording must be on (spec key profile.record=on), otherwise
  * VMATCH_EINVAL.  VMATCH_EIO when the file cannot be written. */
 int vmatch_profile_save(const vmatch_engine_t *e, const char *path);

@@ -1,5 +1,5 @@
-/* vmatch-profile -- look at a profile written by vmatch_profile_save (README.md, "Profile
- * files"), draw it, or record one from a generated workload without an MPI run.  `show`
+/* vmatch-profile -- look at a profile written by vmatch_profile_save (docs/workloads.md,
+ * "Profile files"), draw it, or record one from a generated workload without an MPI run. `show`
  * prints, for each partner metric of policy=pnp (src/pnp/partners.c), the edge point and the
  * partners it would choose; a queue's population is nprocs times the contexts that have an
  * insertion on it, absent keys counting zero.  The plots are drawn by gnuplot from OUT.dat

@@ -4,8 +4,8 @@
  *   vmatch-replay --gen "WORKLOAD" [--write FILE] [--spec SPEC]... [--reps N]
  *   vmatch-replay --list
  *
- * TRACE is a file in the trace format of README.md ("-" reads standard input); --gen makes
- * the trace with a workload generator instead ("gather P=1024 m=4 order=reverse"), and
+ * TRACE is a file in the trace format of docs/workloads.md ("-" reads standard input); --gen
+ * makes the trace with a workload generator instead ("gather P=1024 m=4 order=reverse"), and
  * --write saves it.  Each --spec is an engine (vmatch_create spec; none given: the library
  * default).  Every engine replays the whole trace --reps times (default 3, each on a new
  * engine, repetitions of the engines interleaved; CPU time of the replaying thread) and once
@@ -46,12 +46,12 @@ static int g_progress; /* show progress on stderr */
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: vmatch-replay TRACE [--spec SPEC]... [--reps N]\n"
-               "       vmatch-replay --gen WORKLOAD [--write FILE] [--spec SPEC]... [--reps "
-               "N]\n"
-               "       vmatch-replay --list\n"
-               "Replays a matching trace (README.md, \"Traces\") against vmatch engines and "
-               "compares them.\n");
+    fputs("usage: vmatch-replay TRACE [--spec SPEC]... [--reps N]\n"
+          "       vmatch-replay --gen WORKLOAD [--write FILE] [--spec SPEC]... [--reps N]\n"
+          "       vmatch-replay --list\n"
+          "Replays a matching trace (docs/workloads.md, \"Traces\") against vmatch engines\n"
+          "and compares them.\n",
+          f);
 }
 
 /** Print the generators and their parameters. */

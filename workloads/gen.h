@@ -3,7 +3,7 @@
  *
  * A workload is named by a spec: a generator name and key=value parameters, for example
  * "gather P=1024 m=4 order=reverse" or "allreduce-rm P=64 k=7 calls=20".  Every parameter
- * has a default; the same spec (seed included) always gives the same trace.  README.md
+ * has a default; the same spec (seed included) always gives the same trace.  docs/workloads.md
  * ("Workloads") lists the generators and what each models.
  *
  * Timing model.  Traffic is laid out on a clock: the chosen rank posts its receives in its

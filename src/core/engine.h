@@ -35,7 +35,7 @@ int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m);
 void vm_prof_count(vm_prof_table_t *t, uint64_t key, int side);
 void vm_prof_free(vm_prof_table_t *t, vm_mem_t *m);
 
-/* A profile read back from a file (the format is in README.md). */
+/* A profile read back from a file (the format is in docs/workloads.md, "Profile files"). */
 typedef struct vm_profile_entry {
     uint32_t ctx, src;
     uint64_t prq, umq;

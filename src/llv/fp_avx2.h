@@ -2,8 +2,8 @@
  *
  * AVX-512F has no 16-bit compare (that is AVX512BW, which Knights Landing lacks), so the
  * AVX-512 kernel compares fingerprints with these AVX2 instructions too: every AVX-512 CPU
- * has AVX2.  A SWAR compare on 512-bit vectors was measured slower (README.md, "How llv is
- * tuned").  Include only from a file compiled for x86 (VM_SIMD_X86).
+ * has AVX2.  A SWAR compare on 512-bit vectors was measured slower (docs/storages.md, "How llv
+ * is tuned").  Include only from a file compiled for x86 (VM_SIMD_X86).
  */
 #ifndef VM_LLV_FP_AVX2_H
 #define VM_LLV_FP_AVX2_H

@@ -24,7 +24,7 @@
 /* Block sizes: a queue that fits in one small block gets a small one, so short queues (most
  * of them) hold one 64 KiB pool slab per side like lla and keep their lanes within a page or
  * two; longer queues get llv.block slots per block, large enough that the per-block work of
- * a search and the jumps between fingerprint lanes vanish.  Measured in README.md. */
+ * a search and the jumps between fingerprint lanes vanish.  Measured in docs/storages.md. */
 enum { SMALL = 0, LARGE = 1, SMALL_SLOTS = VM_LLV_GROUP };
 
 typedef struct vm_llv {
@@ -298,8 +298,8 @@ static int llv_found(int found, const vm_llv_pos_t *pos, vm_hit_t *hit, uint64_t
 
 /* Queues this short are searched with plain scalar compares, slot by slot in queue order:
  * below it the fixed cost of a kernel call (broadcasts, a fingerprint pass over a whole group,
- * the candidate mask) is more than the compares it saves.  Measured in README.md, "How llv is
- * tuned". */
+ * the candidate mask) is more than the compares it saves.  Measured in docs/storages.md, "How
+ * llv is tuned". */
 #ifndef VM_LLV_SHORT
 #define VM_LLV_SHORT 8
 #endif
