@@ -94,19 +94,35 @@ const char *vmatch_kernel(const vmatch_engine_t *e)
     return e && e->cfg.storage->simd ? vm_simd_name((int)e->cfg.simd) : "none";
 }
 
-/* Queue an entry on a side after its search found nothing. */
-static int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
-                   uint32_t cls, void *payload)
+/* A side's match and append: straight to the storage when the policy keeps one queue. */
+static inline int side_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                             int remove, void **payload, uint64_t *inspected)
+{
+    if (p->sole)
+        return vm_queue_match(p->sole, key, keycare, remove, payload, inspected);
+    return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
+}
+
+static inline int side_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                              void *payload, uint64_t seq)
+{
+    if (p->sole)
+        return p->sole->ops->append(p->sole, bits, care, payload, seq);
+    return p->ops->append(p, bits, care, cls, payload, seq);
+}
+
+/* enqueue with profile.record=on: count the insertion too.  Out of line, so the common path
+ * does no mask work and saves no registers for it. */
+static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int side,
+                                                      vmatch_bits_t bits, vmatch_bits_t care,
+                                                      uint32_t cls, void *payload)
 {
     const vm_config_t *c = &e->cfg;
-    int record = 0;
-    if (c->profile_record) { /* off by default: the common path skips the mask work */
-        vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
-        record = side == VM_UMQ || (care & src_field) == src_field;
-    }
+    vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
+    int record = side == VM_UMQ || (care & src_field) == src_field;
     if (record && vm_prof_reserve(&e->prof, &e->env.mem) < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
-    int rc = e->side[side]->ops->append(e->side[side], bits, care, cls, payload, e->seq);
+    int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
     if (rc < 0)
         return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
     e->seq++;
@@ -117,6 +133,25 @@ static int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits
     return VMATCH_QUEUED;
 }
 
+static __attribute__((noinline, cold)) int enqueue_failed(int rc)
+{
+    return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
+}
+
+/* Queue an entry on a side after its search found nothing. */
+static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
+                          uint32_t cls, void *payload)
+{
+    if (e->cfg.profile_record)
+        return enqueue_recorded(e, side, bits, care, cls, payload);
+    int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
+    if (rc < 0)
+        return enqueue_failed(rc);
+    e->seq++;
+    e->len[side]++;
+    return VMATCH_QUEUED;
+}
+
 int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                 void *req, void **msg_out)
 {
@@ -124,7 +159,7 @@ int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
     vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
-    if (umq->ops->match(umq, bits, care, cls, 1, msg_out, &e->inspected)) {
+    if (side_match(umq, bits, care, cls, 1, msg_out, &e->inspected)) {
         e->len[VM_UMQ]--;
         return VMATCH_MATCHED;
     }
@@ -138,7 +173,7 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
     vm_pq_t *prq = e->side[VM_PRQ];
     e->searches++;
-    if (prq->ops->match(prq, bits, ~(vmatch_bits_t)0, cls, 1, req_out, &e->inspected)) {
+    if (side_match(prq, bits, ~(vmatch_bits_t)0, cls, 1, req_out, &e->inspected)) {
         e->len[VM_PRQ]--;
         return VMATCH_MATCHED;
     }
@@ -152,7 +187,7 @@ int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
         return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
     vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
-    if (!umq->ops->match(umq, bits, care, cls, remove, msg_out, &e->inspected))
+    if (!side_match(umq, bits, care, cls, remove, msg_out, &e->inspected))
         return VMATCH_ENOTFOUND;
     if (remove)
         e->len[VM_UMQ]--;

@@ -88,6 +88,10 @@ struct vm_storage {
     int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit, uint64_t *inspected);
     /* Remove the entry a find just returned. */
     void (*remove)(vm_queue_t *q, const vm_hit_t *hit);
+    /* Optional: find and remove in one walk (find's rules), with the payload in *payload.
+     * Returns 1, or 0 when nothing matches.  NULL: find, then remove. */
+    int (*take)(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, void **payload,
+                uint64_t *inspected);
     /* Call fn(arg, bits, care, payload, seq) for every entry, in queue order (care all ones
      * on the UMQ), until fn returns non-zero.  For policies that look at what a queue holds
      * (pnp's partner extraction). */
@@ -99,6 +103,10 @@ struct vm_storage {
 static inline int vm_queue_match(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare,
                                  int remove, void **payload, uint64_t *inspected)
 {
+    if (!q->len) /* most queues of a process are empty most of the time */
+        return 0;
+    if (remove && q->ops->take)
+        return q->ops->take(q, key, keycare, payload, inspected);
     vm_hit_t hit;
     if (!q->ops->find(q, key, keycare, &hit, inspected))
         return 0;
@@ -114,6 +122,10 @@ typedef struct vm_pq {
     const vm_policy_t *ops;
     vm_env_t *env;
     int side;
+    /* The side's one queue when the policy keeps exactly one and needs to see no call
+     * (policy=single): the engine then appends to and matches on it directly, without the
+     * policy's call in between.  NULL otherwise. */
+    vm_queue_t *sole;
 } vm_pq_t;
 
 struct vm_policy {

@@ -63,14 +63,9 @@ static int ll_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void
     return VMATCH_OK;
 }
 
-static int ll_found(vm_ll_node_t *n, vm_hit_t *hit)
-{
-    *hit = (vm_hit_t){.payload = n->payload, .seq = n->seq, .where = n};
-    return 1;
-}
-
-static int ll_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
-                   uint64_t *inspected)
+/* The first node that matches (find's rules), or NULL. */
+static inline vm_ll_node_t *ll_first(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare,
+                                     uint64_t *inspected)
 {
     uint64_t seen = 0;
     vm_ll_node_t *n = ((vm_ll_t *)q)->head;
@@ -88,7 +83,46 @@ static int ll_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_h
         }
     }
     *inspected += seen;
+    return n;
+}
+
+static void ll_unlink(vm_queue_t *q, vm_ll_node_t *n)
+{
+    vm_ll_t *l = (vm_ll_t *)q;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        l->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        l->tail = n->prev;
+    vm_pool_put(l->pool, n);
+    q->len--;
+}
+
+static int ll_found(vm_ll_node_t *n, vm_hit_t *hit)
+{
+    *hit = (vm_hit_t){.payload = n->payload, .seq = n->seq, .where = n};
+    return 1;
+}
+
+static int ll_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
+                   uint64_t *inspected)
+{
+    vm_ll_node_t *n = ll_first(q, key, keycare, inspected);
     return n ? ll_found(n, hit) : 0;
+}
+
+static int ll_take(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, void **payload,
+                   uint64_t *inspected)
+{
+    vm_ll_node_t *n = ll_first(q, key, keycare, inspected);
+    if (!n)
+        return 0;
+    *payload = n->payload;
+    ll_unlink(q, n);
+    return 1;
 }
 
 static int ll_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
@@ -107,18 +141,7 @@ static int ll_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
 
 static void ll_remove(vm_queue_t *q, const vm_hit_t *hit)
 {
-    vm_ll_t *l = (vm_ll_t *)q;
-    vm_ll_node_t *n = hit->where;
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        l->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    else
-        l->tail = n->prev;
-    vm_pool_put(l->pool, n);
-    q->len--;
+    ll_unlink(q, hit->where);
 }
 
 static void ll_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
@@ -136,6 +159,7 @@ const vm_storage_t vm_ll_storage = {
     .find = ll_find,
     .find_payload = ll_find_payload,
     .remove = ll_remove,
+    .take = ll_take,
     .each = ll_each,
 };
 

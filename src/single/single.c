@@ -19,6 +19,7 @@ static int single_create(vm_env_t *env, int side, vm_pq_t **out)
         vm_mem_free(&env->mem, s, sizeof *s);
         return rc;
     }
+    s->base.sole = s->q;
     *out = &s->base;
     return VMATCH_OK;
 }
