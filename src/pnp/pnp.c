@@ -7,12 +7,13 @@
  * Dynamic (pnp).  Entries of a non-partner go to the newest chain queue.  When that queue
  * holds pnp.threshold entries, its entries are counted per source key and the keys above
  * the metric's edge point become partners (at most pnp.cap * sqrt(nprocs) in all, highest
- * counts first), each with its own queue.  Table: ceil(sqrt(nprocs)) buckets of pnp.cap
- * slots.  Then, with pnp.move (the default), the new partners' entries move to their
- * queues, keeping their sequence numbers, so the chain stays one queue and a partner's
- * search is its own queue.  Without it (the thesis's levels), they stay where they were and
- * a fresh chain queue opens the next level: a search for a partner walks chain[0 .. the
- * level it joined at] and then its own queue, one for a non-partner the whole chain.
+ * counts first), each with its own queue.  Table: open addressing over 1.5 times the
+ * partner bound, so a lookup reads one or two slots.  Then, with pnp.move (the default), the
+ * new partners' entries move to their queues, keeping their sequence numbers, so the chain
+ * stays one queue and a partner's search is its own queue.  Without it (the thesis's levels),
+ * they stay where they were and a fresh chain queue opens the next level: a search for a
+ * partner walks chain[0 .. the level it joined at] and then its own queue, one for a
+ * non-partner the whole chain.
  *
  * Static (pnp-static).  The partners come from a profile, in a perfect hash built once; one
  * chain queue holds every non-partner, and a partner's entries are all in its own queue.
@@ -36,6 +37,13 @@
 
 extern const vm_module_t vm_pnp_module;
 
+/* A partner: its source key + 1 (0: a free slot), its queue in pq[] and the last chain index
+ * its searches walk. */
+typedef struct vm_pnp_slot {
+    uint64_t key;
+    uint32_t queue, last;
+} vm_pnp_slot_t;
+
 typedef struct vm_pnp {
     vm_pq_t base;
     const vm_pnp_config_t *pc; /* the pnp.* keys */
@@ -54,12 +62,10 @@ typedef struct vm_pnp {
     uint32_t limit; /* most partners: floor(pnp.cap * sqrt(nprocs)) */
     uint64_t retry; /* newest chain queue length that triggers an extraction */
     /* dynamic */
-    /* The partner table: nbuckets buckets of cap slots; slot i holds key[i] (source key + 1,
-     * 0: free), its queue in pq[] and the last chain index its searches walk.  Keys apart,
-     * so a bucket scan reads few cache lines. */
-    uint64_t *tkey;
-    uint32_t *tqueue, *tlast;
-    uint32_t nbuckets, cap;
+    /* The partner table: nslots slots with linear probing, never more than 2/3 full, so a
+     * lookup (on every routed call) reads one slot or two of one cache line. */
+    struct vm_pnp_slot *table;
+    uint32_t nslots;
     /* static */
     vm_phash_t ph;
     uint32_t *ctxs, nctx; /* contexts of the partners, index = mapped context */
@@ -86,16 +92,16 @@ static inline uint64_t src_key(const vm_pnp_t *s, vmatch_bits_t bits)
     return (bits >> s->key_shift) & s->key_mask;
 }
 
-/* The first slot of key's bucket. */
-static inline size_t bucket(const vm_pnp_t *s, uint64_t key)
+/* The slot where key's probe starts. */
+static inline size_t home(const vm_pnp_t *s, uint64_t key)
 {
     uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 32;
-    return ((h * s->nbuckets) >> 32) * s->cap;
+    return (h * s->nslots) >> 32;
 }
 
 static size_t table_bytes(const vm_pnp_t *s)
 {
-    return (size_t)s->nbuckets * s->cap * (sizeof *s->tkey + 2 * sizeof *s->tqueue);
+    return (size_t)s->nslots * sizeof *s->table;
 }
 
 /* The partner of key: its queue index, and in *last the last chain index to search first;
@@ -113,14 +119,16 @@ static inline int64_t partner(const vm_pnp_t *s, uint64_t key, int32_t *last)
             }
         return -1;
     }
-    size_t b = bucket(s, key);
-    const uint64_t *k = s->tkey + b;
-    for (uint32_t i = 0; i < s->cap && k[i]; i++)
-        if (k[i] == key + 1) {
-            *last = (int32_t)s->tlast[b + i];
-            return s->tqueue[b + i];
+    /* The table always has a free slot, so the probe ends. */
+    for (size_t i = home(s, key);; i = i + 1 < s->nslots ? i + 1 : 0) {
+        const vm_pnp_slot_t *t = &s->table[i];
+        if (t->key == key + 1) {
+            *last = (int32_t)t->last;
+            return t->queue;
         }
-    return -1;
+        if (!t->key)
+            return -1;
+    }
 }
 
 /* The first closed chain queue at or after c that may hold entries, or UINT32_MAX. */
@@ -298,19 +306,15 @@ static void extract(vm_pnp_t *s)
     uint64_t pop = (uint64_t)s->nprocs * nctx;
     size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)s->pc->metric, s->pc->alpha, u,
                              scratch, chosen, NULL);
-    /* Highest count first into the table, skipping keys whose bucket is full. */
+    /* Highest count first into the table, up to the bound. */
     uint32_t last = s->pc->move ? UINT32_MAX : s->nchain - 1, taken = 0;
     uint64_t *slots = scratch; /* scratch is free again */
     for (size_t j = 0; j < m && s->npq + taken < s->limit; j++) {
-        size_t b = bucket(s, keys[chosen[j]]), i = 0;
-        while (i < s->cap && s->tkey[b + i])
-            i++;
-        if (i == s->cap)
-            continue;
-        s->tkey[b + i] = keys[chosen[j]] + 1;
-        s->tqueue[b + i] = s->npq + taken;
-        s->tlast[b + i] = last;
-        slots[taken++] = b + i;
+        size_t i = home(s, keys[chosen[j]]);
+        while (s->table[i].key)
+            i = i + 1 < s->nslots ? i + 1 : 0;
+        s->table[i] = (vm_pnp_slot_t){keys[chosen[j]] + 1, s->npq + taken, last};
+        slots[taken++] = i;
     }
     uint32_t made = 0;
     int rc = taken ? VMATCH_OK : VMATCH_ENOTFOUND, new_chain = 0;
@@ -343,8 +347,8 @@ static void extract(vm_pnp_t *s)
             s->newest = s->chain[s->nchain++];
         }
     } else {
-        /* Undo.  This round's slots are at the ends of their buckets, so clearing them in
-         * reverse leaves every bucket contiguous. */
+        /* Undo.  Clearing this round's slots in the reverse of their insertion leaves the
+         * table as it was (no slot was filled after them), probe sequences included. */
         if (rc == VMATCH_ENOTFOUND)
             s->retry = q->len + more;
         while (made--)
@@ -352,7 +356,7 @@ static void extract(vm_pnp_t *s)
         if (new_chain)
             s->chain[s->nchain]->ops->destroy(s->chain[s->nchain]);
         for (uint32_t j = taken; j-- > 0;)
-            s->tkey[slots[j]] = 0;
+            s->table[slots[j]].key = 0;
     }
     vm_mem_free(mem, keys, bytes);
 }
@@ -471,8 +475,8 @@ static void pnp_destroy(vm_pq_t *p)
     vm_mem_free(mem, s->chain, s->chain_cap * sizeof *s->chain);
     vm_mem_free(mem, s->pq, s->pq_cap * sizeof *s->pq);
     vm_mem_free(mem, s->closed, s->closed_words * sizeof *s->closed);
-    if (s->tkey)
-        vm_mem_free(mem, s->tkey, table_bytes(s));
+    if (s->table)
+        vm_mem_free(mem, s->table, table_bytes(s));
     vm_phash_free(&s->ph, mem);
     if (s->ctxs)
         vm_mem_free(mem, s->ctxs, s->ctxs_bytes);
@@ -510,14 +514,9 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
         rc = load_profile(s);
     } else if (rc == VMATCH_OK) {
         s->limit = (uint32_t)isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
-        s->nbuckets = (uint32_t)isqrt(cfg->nprocs - 1) + 1; /* ceil(sqrt(N)) */
-        s->cap = s->pc->cap;
-        s->tkey = vm_mem_calloc(&env->mem, table_bytes(s));
-        rc = s->tkey ? VMATCH_OK : VMATCH_ENOMEM;
-        if (s->tkey) {
-            s->tqueue = (uint32_t *)(s->tkey + (size_t)s->nbuckets * s->cap);
-            s->tlast = s->tqueue + (size_t)s->nbuckets * s->cap;
-        }
+        s->nslots = s->limit + s->limit / 2 + 1;
+        s->table = vm_mem_calloc(&env->mem, table_bytes(s));
+        rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;
     }
     if (rc < 0) {
         pnp_destroy(&s->base);
@@ -615,6 +614,9 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
                 s->closed[c / 64] &= ~(1ull << (c % 64));
         if (!bq && last == (int32_t)s->nchain - 1)
             consider(s, last, key, keycare, &bq, &best, inspected);
+        /* Only the partner's own queue left to search: find and remove in one walk. */
+        if (!bq && i >= 0 && !(s->wild && s->wild->len))
+            return vm_queue_match(s->pq[i], key, keycare, remove, payload, inspected);
         if (!bq && i >= 0)
             consider_q(s->pq[i], key, keycare, &bq, &best, inspected);
         if (s->wild && !(bq == s->chain[0] && s->nchain > 1))
