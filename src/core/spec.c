@@ -43,6 +43,12 @@ static int parse_uint(const char *v, size_t n, uint64_t *out)
     return 1;
 }
 
+/* How much of a word an error message shows: enough to find it in a long spec. */
+static int shown(size_t n)
+{
+    return n < 80 ? (int)n : 80;
+}
+
 /* ---- the engine's own keys that are not plain numbers ---- */
 
 static int parse_policy(void *cfg, const char *v, size_t n)
@@ -290,12 +296,12 @@ static int lookup(vm_config_t *cfg, const char *word, size_t n, const vm_key_t *
         return VMATCH_OK;
     }
     if (!m)
-        return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s'", (int)n, word);
+        return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s'", shown(n), word);
     char known[256] = "";
     for (unsigned i = 0; i < m->nkeys; i++)
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
                  m->keys[i].name);
-    return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s' (%s takes %s)", (int)n, word,
+    return vm_fail(VMATCH_EINVAL, "spec: unknown key '%.*s' (%s takes %s)", shown(n), word,
                    m->prefix, known);
 }
 
@@ -354,7 +360,7 @@ static int parse_words(const char *spec, vm_config_t *cfg)
         size_t len = (size_t)(p - word);
         const char *eq = memchr(word, '=', len);
         if (!eq || eq == word || eq == word + len - 1)
-            return vm_fail(VMATCH_EINVAL, "spec: '%.*s' is not key=value", (int)len, word);
+            return vm_fail(VMATCH_EINVAL, "spec: '%.*s' is not key=value", shown(len), word);
         size_t klen = (size_t)(eq - word);
         const vm_key_t *k;
         void *owner;
