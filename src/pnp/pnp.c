@@ -27,53 +27,14 @@
  * With levels, chain[0] takes no more entries once the first one opens, so anything found
  * there is older than every entry elsewhere and the search stops.
  */
-#include "pnp.h"
+#include "pnp_impl.h"
 
 #include "engine.h"
-#include "module.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-extern const vm_module_t vm_pnp_module;
-
-/* A partner: its source key + 1 (0: a free slot), its queue in pq[] and the last chain index
- * its searches walk. */
-typedef struct vm_pnp_slot {
-    uint64_t key;
-    uint32_t queue, last;
-} vm_pnp_slot_t;
-
-typedef struct vm_pnp {
-    vm_pq_t base;
-    const vm_pnp_config_t *pc; /* the pnp.* keys */
-    int is_static;
-    unsigned key_shift;     /* the source key is (bits >> key_shift) & key_mask */
-    uint64_t key_mask;      /* context and source bits, shifted down */
-    vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
-    vm_queue_t **chain, **pq, *wild;
-    vm_queue_t *newest; /* chain[nchain - 1] */
-    uint32_t nchain, npq, chain_cap, pq_cap;
-    uint32_t rounds; /* extraction rounds that took partners (levels, without pnp.move) */
-    /* Bit c: chain[c] is closed (c < nchain - 1) and may hold entries.  Closed queues only
-     * drain, so a search clears the bit of one it finds empty and never looks at it again. */
-    uint64_t *closed;
-    uint32_t closed_words;
-    uint32_t limit; /* most partners: floor(pnp.cap * sqrt(nprocs)) */
-    uint64_t retry; /* newest chain queue length that triggers an extraction */
-    /* dynamic */
-    /* The partner table: nslots slots with linear probing, never more than 2/3 full, so a
-     * lookup (on every routed call) reads one slot or two of one cache line. */
-    struct vm_pnp_slot *table;
-    uint32_t nslots;
-    /* static */
-    vm_phash_t ph;
-    uint32_t *ctxs, nctx; /* contexts of the partners, index = mapped context */
-    size_t ctxs_bytes;
-    uint32_t nprocs, src_bits;
-} vm_pnp_t;
-
-static uint64_t isqrt(uint64_t x)
+uint64_t vm_pnp_isqrt(uint64_t x)
 {
     uint64_t r = 0;
     for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
@@ -148,7 +109,7 @@ static inline uint32_t next_closed(const vm_pnp_t *s, uint32_t c)
 
 /* ---- growing arrays ---- */
 
-static int grow(vm_mem_t *mem, vm_queue_t ***arr, uint32_t *cap, uint32_t need)
+int vm_pnp_grow(vm_mem_t *mem, vm_queue_t ***arr, uint32_t *cap, uint32_t need)
 {
     if (need <= *cap)
         return VMATCH_OK;
@@ -185,8 +146,7 @@ static int grow_closed(vm_pnp_t *s, uint32_t bit)
     return VMATCH_OK;
 }
 
-/* Make queue i of *arr (arr has room). */
-static int add_queue(vm_pnp_t *s, vm_queue_t **arr, uint32_t i)
+int vm_pnp_add_queue(vm_pnp_t *s, vm_queue_t **arr, uint32_t i)
 {
     return s->base.env->cfg->storage->create(s->base.env, s->base.side, &arr[i]);
 }
@@ -246,9 +206,9 @@ static int move_entries(vm_pnp_t *s, vm_queue_t **out, vm_queue_t **wild)
 {
     vm_queue_t *q = s->chain[0];
     mover_t mv = {.s = s, .wild = s->wild};
-    int rc = add_queue(s, &mv.rest, 0);
+    int rc = vm_pnp_add_queue(s, &mv.rest, 0);
     if (rc == VMATCH_OK && !mv.wild)
-        rc = add_queue(s, &mv.wild, 0);
+        rc = vm_pnp_add_queue(s, &mv.wild, 0);
     if (rc == VMATCH_OK) {
         q->ops->each(q, move_one, &mv);
         rc = mv.rc;
@@ -320,16 +280,16 @@ static void extract(vm_pnp_t *s)
     int rc = taken ? VMATCH_OK : VMATCH_ENOTFOUND, new_chain = 0;
     vm_queue_t *rest = NULL, *wild = NULL;
     if (rc == VMATCH_OK && !s->pc->move)
-        rc = grow(mem, &s->chain, &s->chain_cap, s->nchain + 1);
+        rc = vm_pnp_grow(mem, &s->chain, &s->chain_cap, s->nchain + 1);
     if (rc == VMATCH_OK && !s->pc->move)
         rc = grow_closed(s, s->nchain - 1);
     if (rc == VMATCH_OK)
-        rc = grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
+        rc = vm_pnp_grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
     if (rc == VMATCH_OK && !s->pc->move &&
-        (rc = add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
+        (rc = vm_pnp_add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
         new_chain = 1;
     while (rc == VMATCH_OK && made < taken &&
-           (rc = add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
+           (rc = vm_pnp_add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
         made++;
     if (rc == VMATCH_OK && s->pc->move)
         rc = move_entries(s, &rest, &wild);
@@ -359,105 +319,6 @@ static void extract(vm_pnp_t *s)
             s->table[slots[j]].key = 0;
     }
     vm_mem_free(mem, keys, bytes);
-}
-
-/* ---- static partners from a profile ---- */
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Choose this side's partners from the profile and build the perfect hash. */
-static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
-{
-    vm_mem_t *mem = &s->base.env->mem;
-    size_t n = prof->n, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t) + sizeof(uint32_t));
-    uint64_t *counts = vm_mem_alloc(mem, bytes ? bytes : 1);
-    if (!counts)
-        return VMATCH_ENOMEM;
-    uint64_t *scratch = counts + n, *keys = scratch + n;
-    size_t *chosen = (size_t *)(keys + n);
-    uint32_t *idx = (uint32_t *)(chosen + n), nctx = 0;
-    /* Entries with a count on this side; they are sorted by (ctx, src). */
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        const vm_profile_entry_t *e = &prof->entries[i];
-        uint64_t c = s->base.side == VM_PRQ ? e->prq : e->umq;
-        if (!c)
-            continue;
-        if (!u || prof->entries[idx[u - 1]].ctx != e->ctx)
-            nctx++;
-        idx[u] = (uint32_t)i;
-        counts[u++] = c;
-    }
-    size_t m = vm_pnp_choose(counts, u, (uint64_t)s->nprocs * nctx, (int)s->pc->metric,
-                             s->pc->alpha, s->limit, scratch, chosen, NULL);
-    /* Contexts of the partners, sorted: a context's index maps it. */
-    int rc = VMATCH_ENOMEM;
-    s->ctxs_bytes = (m ? m : 1) * sizeof *s->ctxs;
-    s->ctxs = vm_mem_alloc(mem, s->ctxs_bytes);
-    if (s->ctxs) {
-        for (size_t j = 0; j < m; j++)
-            s->ctxs[j] = prof->entries[idx[chosen[j]]].ctx;
-        qsort(s->ctxs, m, sizeof *s->ctxs, cmp_u32);
-        for (size_t j = 0; j < m; j++)
-            if (!s->nctx || s->ctxs[s->nctx - 1] != s->ctxs[j])
-                s->ctxs[s->nctx++] = s->ctxs[j];
-        uint32_t *vals = (uint32_t *)scratch; /* free again: n words */
-        for (size_t j = 0; j < m; j++) {
-            const vm_profile_entry_t *e = &prof->entries[idx[chosen[j]]];
-            uint32_t ci = 0;
-            while (s->ctxs[ci] != e->ctx)
-                ci++;
-            keys[j] = e->src + (uint64_t)s->nprocs * ci;
-            vals[j] = (uint32_t)j;
-        }
-        rc = vm_phash_build(&s->ph, mem, keys, vals, m);
-    }
-    if (rc == VMATCH_OK)
-        rc = grow(mem, &s->pq, &s->pq_cap, (uint32_t)m);
-    for (; rc == VMATCH_OK && s->npq < m; s->npq++)
-        rc = add_queue(s, s->pq, s->npq);
-    vm_mem_free(mem, counts, bytes ? bytes : 1);
-    return rc;
-}
-
-/* Read the profile and check it against the spec. */
-static int load_profile(vm_pnp_t *s)
-{
-    const vm_config_t *cfg = s->base.env->cfg;
-    if (!cfg->profile)
-        return vm_fail(VMATCH_EINVAL, "spec: policy=pnp-static needs profile=PATH");
-    vm_profile_t prof;
-    int rc = vm_profile_load(cfg->profile, &prof);
-    if (rc < 0)
-        return rc; /* vm_profile_load said why */
-    if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
-        prof.tag_bits != cfg->tag_bits)
-        rc = vm_fail(VMATCH_EINVAL,
-                     "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
-                     "%u/%u/%u",
-                     cfg->profile, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
-                     cfg->src_bits, cfg->tag_bits);
-    else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: nprocs %u differs from the spec's nprocs=%u",
-                     cfg->profile, prof.nprocs, cfg->nprocs);
-    else if (!cfg->nprocs && !prof.nprocs)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec",
-                     cfg->profile);
-    s->nprocs = cfg->nprocs ? cfg->nprocs : prof.nprocs;
-    for (size_t i = 0; rc == VMATCH_OK && i < prof.n; i++)
-        if (prof.entries[i].src >= s->nprocs)
-            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
-                         prof.entries[i].src, s->nprocs);
-    if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
-        rc = load_partners(s, &prof);
-    }
-    vm_profile_free(&prof);
-    return rc;
 }
 
 /* ---- the policy ---- */
@@ -504,16 +365,16 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
     s->key_care = s->key_mask << s->key_shift;
     s->nprocs = cfg->nprocs;
     s->retry = s->pc->threshold;
-    int rc = grow(&env->mem, &s->chain, &s->chain_cap, 1);
-    if (rc == VMATCH_OK && (rc = add_queue(s, s->chain, 0)) == VMATCH_OK) {
+    int rc = vm_pnp_grow(&env->mem, &s->chain, &s->chain_cap, 1);
+    if (rc == VMATCH_OK && (rc = vm_pnp_add_queue(s, s->chain, 0)) == VMATCH_OK) {
         s->nchain = 1;
         s->newest = s->chain[0];
     }
     if (rc == VMATCH_OK && is_static) {
         s->retry = UINT64_MAX; /* no extraction */
-        rc = load_profile(s);
+        rc = vm_pnp_load_profile(s);
     } else if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
+        s->limit = (uint32_t)vm_pnp_isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
         s->nslots = s->limit + s->limit / 2 + 1;
         s->table = vm_mem_calloc(&env->mem, table_bytes(s));
         rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;

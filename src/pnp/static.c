@@ -1,0 +1,104 @@
+/* static.c -- policy=pnp-static: the partners of each side from a profile (thesis §4.2.2),
+ * chosen with the metric and kept in the perfect hash of partners.c. */
+#include "pnp_impl.h"
+
+#include "engine.h"
+
+#include <stdlib.h>
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Choose this side's partners from the profile and build the perfect hash. */
+static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
+{
+    vm_mem_t *mem = &s->base.env->mem;
+    size_t n = prof->n, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t) + sizeof(uint32_t));
+    uint64_t *counts = vm_mem_alloc(mem, bytes ? bytes : 1);
+    if (!counts)
+        return VMATCH_ENOMEM;
+    uint64_t *scratch = counts + n, *keys = scratch + n;
+    size_t *chosen = (size_t *)(keys + n);
+    uint32_t *idx = (uint32_t *)(chosen + n), nctx = 0;
+    /* Entries with a count on this side; they are sorted by (ctx, src). */
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vm_profile_entry_t *e = &prof->entries[i];
+        uint64_t c = s->base.side == VM_PRQ ? e->prq : e->umq;
+        if (!c)
+            continue;
+        if (!u || prof->entries[idx[u - 1]].ctx != e->ctx)
+            nctx++;
+        idx[u] = (uint32_t)i;
+        counts[u++] = c;
+    }
+    size_t m = vm_pnp_choose(counts, u, (uint64_t)s->nprocs * nctx, (int)s->pc->metric,
+                             s->pc->alpha, s->limit, scratch, chosen, NULL);
+    /* Contexts of the partners, sorted: a context's index maps it. */
+    int rc = VMATCH_ENOMEM;
+    s->ctxs_bytes = (m ? m : 1) * sizeof *s->ctxs;
+    s->ctxs = vm_mem_alloc(mem, s->ctxs_bytes);
+    if (s->ctxs) {
+        for (size_t j = 0; j < m; j++)
+            s->ctxs[j] = prof->entries[idx[chosen[j]]].ctx;
+        qsort(s->ctxs, m, sizeof *s->ctxs, cmp_u32);
+        for (size_t j = 0; j < m; j++)
+            if (!s->nctx || s->ctxs[s->nctx - 1] != s->ctxs[j])
+                s->ctxs[s->nctx++] = s->ctxs[j];
+        uint32_t *vals = (uint32_t *)scratch; /* free again: n words */
+        for (size_t j = 0; j < m; j++) {
+            const vm_profile_entry_t *e = &prof->entries[idx[chosen[j]]];
+            uint32_t ci = 0;
+            while (s->ctxs[ci] != e->ctx)
+                ci++;
+            keys[j] = e->src + (uint64_t)s->nprocs * ci;
+            vals[j] = (uint32_t)j;
+        }
+        rc = vm_phash_build(&s->ph, mem, keys, vals, m);
+    }
+    if (rc == VMATCH_OK)
+        rc = vm_pnp_grow(mem, &s->pq, &s->pq_cap, (uint32_t)m);
+    for (; rc == VMATCH_OK && s->npq < m; s->npq++)
+        rc = vm_pnp_add_queue(s, s->pq, s->npq);
+    vm_mem_free(mem, counts, bytes ? bytes : 1);
+    return rc;
+}
+
+/* Read the profile and check it against the spec. */
+int vm_pnp_load_profile(vm_pnp_t *s)
+{
+    const vm_config_t *cfg = s->base.env->cfg;
+    if (!cfg->profile)
+        return vm_fail(VMATCH_EINVAL, "spec: policy=pnp-static needs profile=PATH");
+    vm_profile_t prof;
+    int rc = vm_profile_load(cfg->profile, &prof);
+    if (rc < 0)
+        return rc; /* vm_profile_load said why */
+    if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
+        prof.tag_bits != cfg->tag_bits)
+        rc = vm_fail(VMATCH_EINVAL,
+                     "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
+                     "%u/%u/%u",
+                     cfg->profile, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
+                     cfg->src_bits, cfg->tag_bits);
+    else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: nprocs %u differs from the spec's nprocs=%u",
+                     cfg->profile, prof.nprocs, cfg->nprocs);
+    else if (!cfg->nprocs && !prof.nprocs)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec",
+                     cfg->profile);
+    s->nprocs = cfg->nprocs ? cfg->nprocs : prof.nprocs;
+    for (size_t i = 0; rc == VMATCH_OK && i < prof.n; i++)
+        if (prof.entries[i].src >= s->nprocs)
+            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
+                         prof.entries[i].src, s->nprocs);
+    if (rc == VMATCH_OK) {
+        s->limit = (uint32_t)vm_pnp_isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
+        rc = load_partners(s, &prof);
+    }
+    vm_profile_free(&prof);
+    return rc;
+}
