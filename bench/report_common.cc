@@ -96,7 +96,7 @@ std::string fmt(const char *f, ...)
 
 void section_line(const Options &o, const std::string &text)
 {
-    printf("%s%s\n", o.log == stdout ? "\n" : "", text.c_str());
+    printf("\n%s\n", text.c_str());
     fflush(stdout);
     if (o.log != stdout) {
         fprintf(o.log, "\n%s\n", text.c_str());

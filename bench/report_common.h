@@ -190,7 +190,6 @@ std::string pad(const std::string &s, int w);
 // verdict ("met", "missed", or "no figure" when an engine failed to give one).
 struct Target {
     std::string what, figure, verdict;
-    std::string key; // what the verdicts are grouped by (a pnp setting), or empty
 };
 
 void print_targets(FILE *f, const std::vector<Target> &t);

@@ -394,7 +394,8 @@ void print_pnp_memory(FILE *f, const PnpSection &s, bool legend)
 
 void print_pnp_section(FILE *f, const PnpSection &s, bool legend)
 {
-    fprintf(f, "\n== pnp: partner / non-partner queues\n");
+    if (legend) // the terminal has had the section's progress lines
+        fprintf(f, "\n== pnp: partner / non-partner queues\n");
     print_pnp_gather(f, s, legend);
     print_pnp_sparse(f, s, legend);
     print_pnp_memory(f, s, legend);

@@ -24,6 +24,55 @@ std::string pnp_setting(const std::string &resolved)
     return "t=" + val("pnp.threshold") + " c=" + val("pnp.cap") + " move=" + val("pnp.move");
 }
 
+// The explanation of part (a)'s table, for table.txt and the log.  yard_note: in how many
+// repetitions mpich runs, when not in all.
+void gather_legend(FILE *f, const Report &rep, const std::string &yard_note)
+{
+    const std::vector<Engine> &en = rep.engines();
+    const Options &o = rep.options();
+    size_t y = rep.yard();
+    bool yard_first = y < en.size() && en[y].first_iter;
+    fprintf(f,
+            "\npnp (a): hot-spot gather, P-1 = 2047 peers x m = 10 messages to rank 0, "
+            "repeated (xN: iters=N,\nthe FDS time steps; every iteration ends with both "
+            "queues empty).  pnp finds its partners and\nmakes their queues in the first "
+            "iteration and gains in the later ones.\n"
+            "  ns/op: median CPU ns per operation over all iterations, %d repetition%s, each "
+            "replay on a\n  new instance.  x mpich, x single+llv: how many times faster "
+            "than that engine (above 1:\n  faster), the median of the ratio taken within "
+            "each repetition, ±half its interquartile\n  range.  it.1 | 2-N: x single+llv "
+            "over the first iteration alone | over the later ones\n  (medians, the same "
+            "replays timed in two parts).\n",
+            o.reps, o.reps == 1 ? "" : "s");
+    if (yard_first)
+        fprintf(f,
+                "  %s replays the first iteration alone%s.\n  x %s divides its ns/op there by "
+                "the engine's over all iterations in the same\n  repetition.  A lower bound: "
+                "mpich's later iterations are slower than its first (its\n  request pool "
+                "hands cells back in scrambled order, so its list walks jump in memory);\n  "
+                "--full times every iteration, with the first-iteration mpich next to it.\n",
+                kYardstick, yard_note.c_str(), kYardstick);
+    else if (!yard_note.empty())
+        fprintf(f,
+                "  %s runs in %d of the %d repetitions; the ratios to it are taken over "
+                "those.\n",
+                kYardstick, o.yard_reps, o.reps);
+    for (size_t i = 0; i < en.size(); i++)
+        if (i != y && en[i].first_iter)
+            fprintf(f,
+                    "  %s: replays the first iteration alone (the default run's shortcut for "
+                    "%s); its\n  x %s says how much faster per operation that is than all "
+                    "iterations.\n",
+                    en[i].label.c_str(), kYardstick, kYardstick);
+    fprintf(f, "  inspected: entries a list walk would compare per search.  partners, levels "
+               "(extraction\n  rounds that took partners), queues: vmatch_stats after one "
+               "replay (the untimed one);\n  KiB: bytes held at the peak.  t = pnp.threshold, "
+               "c = pnp.cap, pnp.move on unless the\n  label says move=off (the thesis's "
+               "levels); static: policy=pnp-static with a profile\n  recorded from the same "
+               "workload.\n  The targets (pnp+llv >= 28x faster than mpich and faster than "
+               "single+llv) are judged in\n  the summary at the end.\n");
+}
+
 } // namespace
 
 void print_pnp_gather(FILE *f, const PnpSection &s, bool legend)
@@ -40,67 +89,28 @@ void print_pnp_gather(FILE *f, const PnpSection &s, bool legend)
     if (!legend) {
         fprintf(f,
                 "\npnp (a): hot-spot gather; x mpich, x single+llv: times faster, median "
-                "±half IQR; it.1 | 2-N:\n  x single+llv over the first iteration | the later "
+                "±half IQR;\n  it.1 | 2-N: x single+llv over the first iteration | the later "
                 "ones%s\n",
-                yard_first ? fmt("; %s: the first iteration alone%s (a lower bound)",
+                yard_first ? fmt(";\n  %s: the first iteration alone%s (a lower bound)",
                                  kYardstick, yard_note.c_str())
                                  .c_str()
                            : "");
     } else {
-        fprintf(
-            f,
-            "\npnp (a): hot-spot gather, P-1 = 2047 peers x m = 10 messages to rank 0, "
-            "repeated (xN: iters=N,\nthe FDS time steps; every iteration ends with both "
-            "queues empty).  pnp finds its partners and\nmakes their queues in the first "
-            "iteration and gains in the later ones.\n"
-            "  ns/op: median CPU ns per operation over all iterations, %d repetition%s, each "
-            "replay on a\n  new instance.  x mpich, x single+llv: how many times faster "
-            "than that engine (above 1:\n  faster), the median of the ratio taken within "
-            "each repetition, ±half its interquartile\n  range.  it.1 | 2-N: x single+llv "
-            "over the first iteration alone | over the later ones\n  (medians, the same "
-            "replays timed in two parts).\n",
-            o.reps, o.reps == 1 ? "" : "s");
-        if (yard_first)
-            fprintf(
-                f,
-                "  %s replays the first iteration alone%s.\n  x %s divides its ns/op there by "
-                "the engine's over all iterations in the same\n  repetition.  A lower bound: "
-                "mpich's later iterations are slower than its first (its\n  request pool "
-                "hands cells back in scrambled order, so its list walks jump in memory);\n  "
-                "--full times every iteration, with the first-iteration mpich next to it.\n",
-                kYardstick, yard_note.c_str(), kYardstick);
-        else if (fewer)
-            fprintf(f,
-                    "  %s runs in %d of the %d repetitions; the ratios to it are taken over "
-                    "those.\n",
-                    kYardstick, yard_reps, o.reps);
-        for (size_t i = 0; i < en.size(); i++)
-            if (i != y && en[i].first_iter)
-                fprintf(
-                    f,
-                    "  %s: replays the first iteration alone (the default run's shortcut for "
-                    "%s); its\n  x %s says how much faster per operation that is than all "
-                    "iterations.\n",
-                    en[i].label.c_str(), kYardstick, kYardstick);
-        fprintf(f,
-                "  inspected: entries a list walk would compare per search.  partners, levels "
-                "(extraction\n  rounds that took partners), queues: vmatch_stats after one "
-                "replay (the untimed one);\n  KiB: bytes held at the peak.  t = pnp.threshold, "
-                "c = pnp.cap, pnp.move on unless the\n  label says move=off (the thesis's "
-                "levels); static: policy=pnp-static with a profile\n  recorded from the same "
-                "workload.\n  The targets, pnp+llv >= 28x faster than mpich and faster than "
-                "single+llv, "
-                "are judged\n  in the summary at the end.\n");
+        gather_legend(f, rep, yard_note);
     }
     for (const Row &row : rep.rows()) {
-        fprintf(f,
-                "\n%s  (%s)\n  %zu ops%s, longest PRQ %llu, UMQ %llu, %llu entries at the "
-                "peak\n",
-                row.name.c_str(), row.desc.c_str(), row.ops,
-                row.iter_ops ? fmt(" (%u iterations of %zu)", row.iters, row.iter_ops).c_str()
-                             : "",
-                (unsigned long long)row.ref.max_prq, (unsigned long long)row.ref.max_umq,
-                (unsigned long long)row.ref.max_pending);
+        std::string iters =
+            row.iter_ops ? fmt(" (%u iterations of %zu)", row.iters, row.iter_ops) : "";
+        if (legend)
+            fprintf(f,
+                    "\n%s  (%s)\n  %zu ops%s, longest PRQ %llu, UMQ %llu, %llu entries at "
+                    "the peak\n",
+                    row.name.c_str(), row.desc.c_str(), row.ops, iters.c_str(),
+                    (unsigned long long)row.ref.max_prq, (unsigned long long)row.ref.max_umq,
+                    (unsigned long long)row.ref.max_pending);
+        else
+            fprintf(f, "\n%s: %zu ops%s, %llu entries at the peak\n", row.name.c_str(), row.ops,
+                    iters.c_str(), (unsigned long long)row.ref.max_pending);
         fprintf(f, "  %-23s %8s %12s %12s %11s %9s %8s %6s %6s %6s\n", "engine", "ns/op",
                 "x mpich", "x single+llv", row.iter_ops ? "it.1 | 2-N" : "", "inspected",
                 "partners", "levels", "queues", "KiB");
@@ -163,9 +173,8 @@ std::vector<Target> pnp_gather_targets(const PnpSection &s)
             if (s.gather_roles[i] != kRolePnpLlv)
                 continue;
             Target t;
-            t.key = pnp_setting(en[i].resolved);
-            t.what = "pnp (a) " + row.name + ", " + t.key +
-                     ": >= 28x faster than mpich and faster than single+llv";
+            t.what = "pnp (a) " + row.name + ", " + pnp_setting(en[i].resolved) +
+                     ": >= 28x mpich, > 1x single+llv";
             double m = NAN, msp = 0, v = NAN, vlo = NAN, vhi = NAN, m1 = NAN, lo, hi;
             bool hm = y < en.size() && rep_speedup(row.cells[y], row.cells[i], m, msp);
             bool hv = sl < en.size() && !row.cells[i].wrong && !row.cells[sl].wrong &&
