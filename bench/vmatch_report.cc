@@ -20,11 +20,22 @@
 // timed.  Cells are medians over the repetitions; the ratio to mpich is taken within each
 // repetition, so a noisy moment slows both sides, and the spread is the interquartile range
 // of those per-repetition ratios.  A sweep of the hot-spot gather over P gives the plot.
-// The pnp section runs the same way, with its own engines per part (see "the pnp section");
+// The pnp section runs the same way, with its own engines per part (see report_pnp.cc);
 // its pnp-static engines read a profile recorded from the same workload just before.  A
 // workload that repeats (iters=N) is timed in two parts per replay, its first iteration and
 // the rest; there the slow yardstick may replay the first iteration alone and run in fewer
 // repetitions than the others (the gather part does both; the table says so).
+//
+// Output.  Progress, the tables with their legends and the targets (one line each: the
+// verdict, what is asked, the figure with its spread) go to stdout, or with --log to that
+// file, the terminal then keeping a line per section and the bare tables.  --out DIR gets
+// table.txt (the machine, the tables with their legends, the targets), results.json and
+// the plot.  The exit status is 1 when a workload or a file failed or an engine matched
+// wrongly, never because a target was missed.
+//
+// Files: this one (options, main), report_common (what the parts share), report_run (the
+// runs), report_workloads (the table), report_pnp and report_pnp_gather (the pnp section),
+// report_files (results.json, the plot).
 #include "report_sections.h"
 
 #include <cerrno>
