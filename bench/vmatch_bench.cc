@@ -41,6 +41,10 @@
 // which keeps the run near 3 minutes.  --vmatch_rows=full runs every row at every length
 // with every repetition.
 //
+// Targets: with --vmatch_table, after the table, each target of llv (its issue) is judged on
+// these rows, one line each: the ratio of the row medians, the range between the quartiles,
+// and met or missed (bench_table.cc lists them; the table itself is made there too).
+//
 // Counters: insp/match, entries compared per iteration (vmatch_stats inspected; both calls
 // of an iteration count their searches, the re-append searches an empty queue);
 // bytes/entry, bytes held / queued entries at the end of the run; net_bytes/entry, the same
@@ -56,7 +60,7 @@
 //   --vmatch_lengths=N,N,...  queue lengths of every row, instead of the grid's
 //   --vmatch_log=FILE         with --vmatch_table: Google Benchmark's console output and
 //                             the table go to FILE (appended); the terminal gets a compact
-//                             table, a line per row and a column per engine
+//                             table, a line per row, PRQ and UMQ side by side per engine
 //   --vmatch_summary=FILE     append the lines of the targets (met / missed) to FILE
 //                             instead of printing them after the table
 
