@@ -22,57 +22,64 @@ namespace vmr
 namespace
 {
 
-vmb::Baseline *bl_of(void *self)
-{
-    return static_cast<vmb::Baseline *>(self);
-}
-int bl_post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
-{
-    return bl_of(self)->post(bits, care, req, msg);
-}
-int bl_arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
-{
-    return bl_of(self)->arrive(bits, msg, req);
-}
-int bl_probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
-{
-    return bl_of(self)->probe(bits, care, remove, msg);
-}
-int bl_cancel(void *self, void *req)
-{
-    return bl_of(self)->cancel(req);
-}
-int bl_remove(void *self, void *msg)
-{
-    return bl_of(self)->remove_unexpected(msg);
-}
-void bl_sample(void *self, vm_wl_sample_t *s)
-{
-    s->inspected = bl_of(self)->inspected();
-    s->bytes = bl_of(self)->bytes();
-    s->queues = bl_of(self)->queues();
-}
+// The calls of a replay backend over a baseline.
+struct BaselineCalls {
+    static vmb::Baseline *of(void *self) { return static_cast<vmb::Baseline *>(self); }
+    static int post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
+    {
+        return of(self)->post(bits, care, req, msg);
+    }
+    static int arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
+    {
+        return of(self)->arrive(bits, msg, req);
+    }
+    static int probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
+    {
+        return of(self)->probe(bits, care, remove, msg);
+    }
+    static int cancel(void *self, void *req) { return of(self)->cancel(req); }
+    static int remove(void *self, void *msg) { return of(self)->remove_unexpected(msg); }
+    static void sample(void *self, vm_wl_sample_t *s)
+    {
+        s->inspected = of(self)->inspected();
+        s->bytes = of(self)->bytes();
+        s->queues = of(self)->queues();
+    }
+};
 
-// The reference model as a backend (for the correct outcomes).
-int ref_b_post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
+// The calls of a replay backend over the reference model (for the correct outcomes).
+struct RefCalls {
+    static ref_model_t *of(void *self) { return static_cast<ref_model_t *>(self); }
+    static int post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
+    {
+        return ref_post(of(self), bits, care, req, msg);
+    }
+    static int arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
+    {
+        return ref_arrive(of(self), bits, msg, req);
+    }
+    static int probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
+    {
+        return ref_probe(of(self), bits, care, remove, msg);
+    }
+    static int cancel(void *self, void *req) { return ref_cancel(of(self), req); }
+    static int remove(void *self, void *msg) { return ref_remove_unexpected(of(self), msg); }
+};
+
+// A backend over self through Calls, with the default layout (the library engines' too, so
+// that every implementation is handed the same match bits).
+template <class Calls> void fill_backend(vm_wl_backend_t &b, void *self)
 {
-    return ref_post(static_cast<ref_model_t *>(self), bits, care, req, msg);
-}
-int ref_b_arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
-{
-    return ref_arrive(static_cast<ref_model_t *>(self), bits, msg, req);
-}
-int ref_b_probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
-{
-    return ref_probe(static_cast<ref_model_t *>(self), bits, care, remove, msg);
-}
-int ref_b_cancel(void *self, void *req)
-{
-    return ref_cancel(static_cast<ref_model_t *>(self), req);
-}
-int ref_b_remove(void *self, void *msg)
-{
-    return ref_remove_unexpected(static_cast<ref_model_t *>(self), msg);
+    vmb::Layout l;
+    b.self = self;
+    b.ctx_bits = l.ctx_bits;
+    b.src_bits = l.src_bits;
+    b.tag_bits = l.tag_bits;
+    b.post = Calls::post;
+    b.arrive = Calls::arrive;
+    b.probe = Calls::probe;
+    b.cancel = Calls::cancel;
+    b.remove = Calls::remove;
 }
 
 // The correct outcomes: the trace on the reference model.
@@ -81,15 +88,7 @@ bool reference(const vm_trace_t &t, uint32_t *out, vm_wl_measure_t &m, char *err
     ref_model_t ref;
     ref_init(&ref);
     vm_wl_backend_t b{};
-    b.self = &ref;
-    b.ctx_bits = 16;
-    b.src_bits = 24;
-    b.tag_bits = 24;
-    b.post = ref_b_post;
-    b.arrive = ref_b_arrive;
-    b.probe = ref_b_probe;
-    b.cancel = ref_b_cancel;
-    b.remove = ref_b_remove;
+    fill_backend<RefCalls>(b, &ref);
     vm_wl_prep_t p;
     bool ok = vm_wl_prepare(&p, &t, &b, err, errlen) == 0;
     if (ok) {
@@ -120,19 +119,9 @@ std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, s
 {
     std::unique_ptr<Instance> in(new Instance());
     if (en.base) {
-        vmb::Layout l; // the default layout, as the library engines use
-        in->bl = en.base->make(l, t.nprocs);
-        vm_wl_backend_t &b = in->b;
-        b.self = in->bl.get();
-        b.ctx_bits = l.ctx_bits;
-        b.src_bits = l.src_bits;
-        b.tag_bits = l.tag_bits;
-        b.post = bl_post;
-        b.arrive = bl_arrive;
-        b.probe = bl_probe;
-        b.cancel = bl_cancel;
-        b.remove = bl_remove;
-        b.sample = bl_sample;
+        in->bl = en.base->make(vmb::Layout(), t.nprocs);
+        fill_backend<BaselineCalls>(in->b, in->bl.get());
+        in->b.sample = BaselineCalls::sample;
         return in;
     }
     char spec[2048];
