@@ -41,6 +41,10 @@
 // which keeps the run near 3 minutes.  --vmatch_rows=full runs every row at every length
 // with every repetition.
 //
+// Targets: with --vmatch_table, after the table, each target of llv (its issue) is judged on
+// these rows, one line each: the ratio of the row medians, the range between the quartiles,
+// and met or missed (bench_table.cc lists them; the table itself is made there too).
+//
 // Counters: insp/match, entries compared per iteration (vmatch_stats inspected; both calls
 // of an iteration count their searches, the re-append searches an empty queue);
 // bytes/entry, bytes held / queued entries at the end of the run; net_bytes/entry, the same
@@ -54,8 +58,14 @@
 //   --vmatch_baseline=LABEL   the engine the ratios compare against (default ll)
 //   --vmatch_rows=default|full  which rows (see above)
 //   --vmatch_lengths=N,N,...  queue lengths of every row, instead of the grid's
+//   --vmatch_log=FILE         with --vmatch_table: Google Benchmark's console output and
+//                             the table go to FILE (appended); the terminal gets a compact
+//                             table, a line per row, PRQ and UMQ side by side per engine
+//   --vmatch_summary=FILE     append the lines of the targets (met / missed) to FILE
+//                             instead of printing them after the table
 
 #include "baseline.h"
+#include "bench_table.h"
 #include "stats.h"
 #include "vmatch.h"
 
@@ -70,6 +80,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -77,6 +89,8 @@
 #include <string>
 #include <unistd.h>
 #include <vector>
+
+using namespace vmb;
 
 namespace
 {
@@ -95,13 +109,6 @@ const Engine kEngines[] = {
     {"llv-scalar", "policy=single storage=llv simd=scalar"},
 };
 const char *const kBaselines[] = {"fuzzy"}; // from vmb::baselines()
-
-enum Kind { kQueue, kWild, kProbe, kStream };
-enum Side { kPrq, kUmq };
-enum Order { kForward, kMiddle, kReverse };
-const char *const kKindName[] = {"queue", "wild", "probe", "stream"};
-const char *const kSideName[] = {"prq", "umq"};
-const char *const kOrderName[] = {"forward", "middle", "reverse"};
 
 // The default grid: lengths per order (reverse is the long-queue case of every target).
 const std::vector<uint64_t> kForwardLengths = {1, 8, 64, 4096};
@@ -500,17 +507,6 @@ uint64_t read_plain(const char *p, size_t n)
 // The stream granule: 256 bytes, four 512-bit loads per step of read_avx512.
 const uint64_t kStreamStep = 256;
 
-const char *stream_isa()
-{
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f"))
-        return "avx512";
-    if (__builtin_cpu_supports("avx2"))
-        return "avx2";
-#endif
-    return "scalar";
-}
-
 void bench_stream(benchmark::State &st, uint64_t bytes)
 {
     void *raw = std::aligned_alloc(64, bytes);
@@ -550,216 +546,6 @@ uint64_t llv_search_bytes(Kind kind, Side side, uint64_t len)
         b = slots * (6 * 8 + 4 * 2) / 10;
     return (b + kStreamStep - 1) / kStreamStep * kStreamStep;
 }
-
-// ---- rows ----
-
-struct Row {
-    std::string label, name;
-    Kind kind = kQueue;
-    Side side = kPrq;
-    Order order = kForward;
-    uint64_t len = 0;       // entries; bytes for a stream row
-    uint64_t stream = 0;    // bytes of the stream reference of this row, 0: none
-    std::vector<double> ns; // CPU ns per match of each repetition
-    double agg_median = -1, agg_cv = -1;
-    double insp = -1, bytes = -1, net_bytes = -1;
-    std::string error;
-};
-
-std::vector<Row> g_rows;
-std::map<std::string, size_t> g_row_of; // benchmark name -> index in g_rows
-std::vector<std::pair<std::string, std::string>> g_described; // label, resolved spec
-
-std::string bench_name(Kind k, const std::string &label, Side s, Order o, uint64_t len)
-{
-    if (k == kStream)
-        return "stream/" + std::to_string(len);
-    std::string n = std::string(kKindName[k]) + "/" + label + "/" + kSideName[s] + "/";
-    if (k == kQueue)
-        n += std::string(kOrderName[o]) + "/";
-    return n + std::to_string(len);
-}
-
-using vmb::median;
-using vmb::quantile;
-
-double min_of(const std::vector<double> &v)
-{
-    return *std::min_element(v.begin(), v.end());
-}
-
-// The console part of --vmatch_table: Google Benchmark's console output, but with
-// repetitions only the aggregates are shown (every repetition still goes to the table and
-// to --benchmark_out).  At the end, the table.
-class TableReporter : public benchmark::ConsoleReporter
-{
-  public:
-    TableReporter(OutputOptions opts, std::string baseline)
-        : ConsoleReporter(opts), baseline_(std::move(baseline))
-    {
-    }
-
-    void ReportRuns(const std::vector<Run> &runs) override
-    {
-        std::vector<Run> shown;
-        for (const Run &r : runs) {
-            collect(r);
-            if (r.run_type == Run::RT_Aggregate || r.repetitions <= 1 || r.error_occurred)
-                shown.push_back(r);
-        }
-        if (!shown.empty())
-            ConsoleReporter::ReportRuns(shown);
-    }
-
-    void Finalize() override
-    {
-        ConsoleReporter::Finalize();
-        print_table();
-    }
-
-  private:
-    std::string baseline_;
-
-    void collect(const Run &r)
-    {
-        auto it = g_row_of.find(r.run_name.function_name);
-        if (it == g_row_of.end())
-            return;
-        Row &row = g_rows[it->second];
-        double to_ns = 1e9 / benchmark::GetTimeUnitMultiplier(r.time_unit);
-        if (r.error_occurred) {
-            row.error = r.error_message;
-            return;
-        }
-        if (r.run_type == Run::RT_Aggregate) {
-            if (r.aggregate_name == "median")
-                row.agg_median = r.GetAdjustedCPUTime() * to_ns;
-            else if (r.aggregate_name == "cv")
-                row.agg_cv = r.GetAdjustedCPUTime();
-            return;
-        }
-        row.ns.push_back(r.GetAdjustedCPUTime() * to_ns);
-        auto get = [&](const char *k) {
-            auto c = r.counters.find(k);
-            return c == r.counters.end() ? -1.0 : c->second.value;
-        };
-        row.insp = get("insp/match");
-        row.bytes = get("bytes/entry");
-        row.net_bytes = get("net_bytes/entry");
-    }
-
-    static const Row *find(const std::string &name)
-    {
-        auto it = g_row_of.find(name);
-        return it == g_row_of.end() ? nullptr : &g_rows[it->second];
-    }
-
-    static double mid(const Row &r) { return r.ns.empty() ? r.agg_median : median(r.ns); }
-
-    void line(const char *fmt, ...) __attribute__((format(printf, 2, 3)))
-    {
-        char buf[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof buf, fmt, ap);
-        va_end(ap);
-        GetOutputStream() << buf << '\n';
-    }
-
-    static bool shown(const Row &r) { return mid(r) >= 0 || !r.error.empty(); }
-
-    void print_table()
-    {
-        bool any = false;
-        for (const Row &r : g_rows)
-            any |= shown(r);
-        if (!any)
-            return;
-        const char *b = baseline_.c_str();
-        line("%s", "");
-        line(
-            "vmatch: ns per match, including the re-append that keeps the queue at its length");
-        line("  ns/match  CPU time per match, median of the row's repetitions (reps)");
-        line("  spread    interquartile range / median of this row's repetitions");
-        line("  vs %-6s %s time / this time, of the medians: > 1 is faster than %s", b, b, b);
-        line("  best      the same ratio of the fastest repetitions (noise only slows down)");
-        line("  range     the ratio between quartiles: %s q1 / this q3 - %s q3 / this q1", b,
-             b);
-        line("  /stream   this time / the time of a plain %s read of the bytes the llv search",
-             stream_isa());
-        line("            reads (2 per entry for an exact search; see llv_search_bytes)");
-        line("  insp      entries compared per match (inspected / iterations)");
-        line("  B/entry   bytes held / queued entries at the end of the run;");
-        line("  net B/e   the same without the bytes of the empty engine");
-        line("%s", "engines (label: resolved spec):");
-        for (const auto &d : g_described)
-            line("  %-11s %s", d.first.c_str(), d.second.c_str());
-        line("%s", "");
-        line("%-5s %-11s %-4s %-7s %6s %10s %4s %7s %6s %6s %-12s %7s %8s %8s %8s", "kind",
-             "storage", "side", "order", "length", "ns/match", "reps", "spread",
-             (std::string("vs ") + b).c_str(), "best", "range", "/stream", "insp", "B/entry",
-             "net B/e");
-        const Row *prev = nullptr;
-        for (const Row &r : g_rows) {
-            if (r.kind == kStream || !shown(r))
-                continue;
-            if (prev &&
-                (prev->label != r.label || prev->side != r.side || prev->kind != r.kind))
-                line("%s", "");
-            prev = &r;
-            const char *order = r.kind == kQueue ? kOrderName[r.order] : "reverse";
-            if (!r.error.empty()) {
-                line("%-5s %-11s %-4s %-7s %6llu  error: %s", kKindName[r.kind],
-                     r.label.c_str(), kSideName[r.side], order, (unsigned long long)r.len,
-                     r.error.c_str());
-                continue;
-            }
-            double m = mid(r);
-            char spread[16] = "-", ratio[16] = "-", best[16] = "-", range[24] = "-",
-                 stream[16] = "-";
-            if (r.ns.size() > 1)
-                snprintf(spread, sizeof spread, "%.0f%%",
-                         100 * (quantile(r.ns, 0.75) - quantile(r.ns, 0.25)) / m);
-            else if (r.agg_cv >= 0)
-                snprintf(spread, sizeof spread, "cv%.0f%%", 100 * r.agg_cv);
-            const Row *base = find(bench_name(r.kind, baseline_, r.side, r.order, r.len));
-            double bm = base ? mid(*base) : -1;
-            if (bm > 0 && m > 0) {
-                snprintf(ratio, sizeof ratio, "%.2f", bm / m);
-                if (!base->ns.empty() && !r.ns.empty()) {
-                    snprintf(best, sizeof best, "%.2f", min_of(base->ns) / min_of(r.ns));
-                    snprintf(range, sizeof range, "%.2f-%.2f",
-                             quantile(base->ns, 0.25) / quantile(r.ns, 0.75),
-                             quantile(base->ns, 0.75) / quantile(r.ns, 0.25));
-                }
-            }
-            const Row *s =
-                r.stream ? find(bench_name(kStream, "", kPrq, kForward, r.stream)) : nullptr;
-            if (s && mid(*s) > 0)
-                snprintf(stream, sizeof stream, "%.2f", m / mid(*s));
-            line("%-5s %-11s %-4s %-7s %6llu %10.1f %4zu %7s %6s %6s %-12s %7s %8.1f %8.1f "
-                 "%8.1f",
-                 kKindName[r.kind], r.label.c_str(), kSideName[r.side], order,
-                 (unsigned long long)r.len, m, r.ns.size(), spread, ratio, best, range, stream,
-                 r.insp, r.bytes, r.net_bytes);
-        }
-        line("%s", "");
-        line("stream reference (plain %s read, the buffer warm in cache as the queue is):",
-             stream_isa());
-        line("%10s %10s %4s %7s %8s", "bytes", "ns", "reps", "spread", "GB/s");
-        for (const Row &r : g_rows) {
-            if (r.kind != kStream || !shown(r))
-                continue;
-            double m = mid(r);
-            char spread[16] = "-";
-            if (r.ns.size() > 1)
-                snprintf(spread, sizeof spread, "%.0f%%",
-                         100 * (quantile(r.ns, 0.75) - quantile(r.ns, 0.25)) / m);
-            line("%10llu %10.1f %4zu %7s %8.1f", (unsigned long long)r.len, m, r.ns.size(),
-                 spread, m > 0 ? (double)r.len / m : 0);
-        }
-    }
-};
 
 // "label=spec;label=spec" -> engines.  Returns false with a message on a bad entry.
 bool parse_specs(const char *text, std::vector<Engine> &out, std::string &err)
@@ -805,16 +591,20 @@ bool parse_lengths(const char *text, std::vector<uint64_t> &out)
 
 void usage()
 {
-    printf("vmatch_bench flags (the others go to Google Benchmark):\n"
-           "  --vmatch_table             print a table at the end (the console then shows\n"
-           "                             only the aggregates)\n"
-           "  --vmatch_specs=L=S;L=S     extra engines as label=spec pairs (also the\n"
-           "                             environment variable VMATCH_BENCH_SPECS)\n"
-           "  --vmatch_baseline=LABEL    engine the table's ratios compare against (default "
-           "ll)\n"
-           "  --vmatch_rows=default|full default: above 9 repetitions, only the target rows\n"
-           "                             get them all; full: every row and length, all\n"
-           "  --vmatch_lengths=N,N,...   queue lengths of every row\n\n");
+    printf(
+        "vmatch_bench flags (the others go to Google Benchmark):\n"
+        "  --vmatch_table             print a table at the end (the console then shows\n"
+        "                             only the aggregates)\n"
+        "  --vmatch_specs=L=S;L=S     extra engines as label=spec pairs (also the\n"
+        "                             environment variable VMATCH_BENCH_SPECS)\n"
+        "  --vmatch_baseline=LABEL    engine the table's ratios compare against (default "
+        "ll)\n"
+        "  --vmatch_rows=default|full default: above 9 repetitions, only the target rows\n"
+        "                             get them all; full: every row and length, all\n"
+        "  --vmatch_lengths=N,N,...   queue lengths of every row\n"
+        "  --vmatch_log=FILE          with --vmatch_table: the console output and the table\n"
+        "                             go to FILE, the terminal gets a compact table\n"
+        "  --vmatch_summary=FILE      append the target lines (met / missed) to FILE\n\n");
 }
 
 // What gets registered and how often it runs.
@@ -906,7 +696,8 @@ void add_row(const Engine *eng, Kind k, Side s, Order o, uint64_t len, int reps,
 int main(int argc, char **argv)
 {
     bool table = false;
-    std::string baseline = "ll", err;
+    std::string err, log;
+    TableOptions topt;
     Plan plan;
     std::vector<Engine> engines(std::begin(kEngines), std::end(kEngines));
     for (const char *name : kBaselines)
@@ -930,7 +721,11 @@ int main(int argc, char **argv)
                 return 1;
             }
         } else if (!strncmp(a, "--vmatch_baseline=", 18)) {
-            baseline = a + 18;
+            topt.baseline = a + 18;
+        } else if (!strncmp(a, "--vmatch_log=", 13)) {
+            log = a + 13;
+        } else if (!strncmp(a, "--vmatch_summary=", 17)) {
+            topt.summary = a + 17;
         } else if (!strncmp(a, "--vmatch_rows=", 14)) {
             plan.full = !strcmp(a + 14, "full");
             if (!plan.full && strcmp(a + 14, "default")) {
@@ -1018,16 +813,36 @@ int main(int argc, char **argv)
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv))
         return 1;
+    bool ok = true;
     if (table) {
         int opts = benchmark::ConsoleReporter::OO_Tabular;
         const char *term = getenv("TERM");
-        if (isatty(STDOUT_FILENO) && term && strcmp(term, "dumb"))
+        if (log.empty() && isatty(STDOUT_FILENO) && term && strcmp(term, "dumb"))
             opts |= benchmark::ConsoleReporter::OO_Color;
-        TableReporter rep((benchmark::ConsoleReporter::OutputOptions)opts, baseline);
+        // --vmatch_log: Google Benchmark's console output and the full table go to the file,
+        // the terminal gets the compact table.
+        std::ofstream logf;
+        if (!log.empty()) {
+            logf.open(log, std::ios::app);
+            if (!logf) {
+                fprintf(stderr, "vmatch_bench: cannot open %s\n", log.c_str());
+                return 1;
+            }
+            topt.terminal = &std::cout;
+        }
+        topt.fast_llv = plan.fast_llv;
+        TableReporter rep((benchmark::ConsoleReporter::OutputOptions)opts, topt);
+        if (!log.empty()) {
+            rep.SetOutputStream(&logf);
+            rep.SetErrorStream(&logf);
+        }
         benchmark::RunSpecifiedBenchmarks(&rep);
+        ok = rep.ok();
+        if (!ok)
+            fprintf(stderr, "vmatch_bench: cannot write %s\n", topt.summary.c_str());
     } else {
         benchmark::RunSpecifiedBenchmarks();
     }
     benchmark::Shutdown();
-    return 0;
+    return ok ? 0 : 1;
 }

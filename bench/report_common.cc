@@ -1,0 +1,231 @@
+// report_common.cc -- the machine block, the statistics the tables share, engine spec checks
+// and the target lines of the closing summary.
+#include "report_common.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+namespace vmr
+{
+
+// ---- the machine ----
+
+static std::string read_file(const char *path)
+{
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+Machine probe_machine()
+{
+    Machine m;
+    std::string info = read_file("/proc/cpuinfo");
+    size_t p = info.find("model name");
+    if (p != std::string::npos) {
+        size_t c = info.find(':', p), e = info.find('\n', p);
+        if (c != std::string::npos && c < e)
+            m.cpu = info.substr(c + 2, e - c - 2);
+    }
+    if (m.cpu.empty())
+        m.cpu = "unknown CPU";
+    m.virt = info.find(" hypervisor") != std::string::npos;
+    m.cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int n = 0; n < 4096; n++) {
+        char path[64];
+        snprintf(path, sizeof path, "/sys/devices/system/node/node%d", n);
+        struct stat st;
+        if (stat(path, &st) == 0)
+            m.numa_nodes++;
+        else if (n > 64 && m.numa_nodes)
+            break;
+    }
+    for (const char *k : {"avx512", "avx2", "scalar"})
+        if (vmatch_simd_available(k))
+            m.kernels += std::string(m.kernels.empty() ? "" : " ") + k;
+    if (m.kernels.empty())
+        m.kernels = "none";
+    vmatch_engine_t *e = nullptr;
+    if (vmatch_create("", &e) == 0) {
+        m.default_spec = vmatch_describe(e);
+        m.chosen = vmatch_kernel(e);
+        vmatch_destroy(e);
+    }
+    // The kernel storage=llv would choose, when the default engine has none (ll, lla).
+    if (m.chosen == "none") {
+        if (vmatch_create("storage=llv", &e) == 0) {
+            m.chosen = std::string("none for the default storage; storage=llv picks ") +
+                       vmatch_kernel(e);
+            vmatch_destroy(e);
+        } else {
+            m.chosen = "none (the default storage has no vector kernel, and this build no "
+                       "storage=llv)";
+        }
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        m.os = std::string(u.sysname) + " " + u.release;
+    return m;
+}
+
+void print_machine(FILE *f, const Machine &m)
+{
+    fprintf(f, "machine: %s, %ld CPUs online, %d NUMA node%s%s\n", m.cpu.c_str(), m.cpus,
+            m.numa_nodes, m.numa_nodes == 1 ? "" : "s", m.virt ? ", virtual machine" : "");
+    fprintf(f, "vector kernels this CPU and build offer: %s; vmatch chose: %s\n",
+            m.kernels.c_str(), m.chosen.empty() ? "?" : m.chosen.c_str());
+    fprintf(f, "default engine: %s\n", m.default_spec.c_str());
+    fprintf(f, "system: %s\n", m.os.c_str());
+}
+
+std::string fmt(const char *f, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+
+void section_line(const Options &o, const std::string &text)
+{
+    printf("\n%s\n", text.c_str());
+    fflush(stdout);
+    if (o.log != stdout) {
+        fprintf(o.log, "\n%s\n", text.c_str());
+        fflush(o.log);
+    }
+}
+
+// ---- engines ----
+
+// Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
+// Some policies (pnp) need nprocs, which the replay adds from the trace: such a spec is tried
+// again with a stand-in nprocs, and resolved then says "nprocs=P (the trace's)".
+bool check_spec(const std::string &spec, std::string &resolved, std::string &why)
+{
+    vmatch_engine_t *e = nullptr;
+    int rc = vmatch_create(spec.c_str(), &e);
+    if (rc < 0) {
+        why = fmt("%s (%s)", vmatch_strerror(rc), vmatch_last_error());
+        const std::string standin = "nprocs=4096";
+        if (spec.find("nprocs=") != std::string::npos ||
+            vmatch_create((standin + " " + spec).c_str(), &e) < 0)
+            return false;
+        resolved = vmatch_describe(e);
+        size_t at = resolved.find(standin);
+        if (at != std::string::npos)
+            resolved.replace(at, standin.size(), "nprocs=P (the trace's)");
+    } else {
+        resolved = vmatch_describe(e);
+    }
+    vmatch_destroy(e);
+    return true;
+}
+
+// ---- statistics of the tables ----
+
+// Ratio of an engine's time to the yardstick's within each repetition.
+std::vector<double> rep_ratios(const Cell &c, const Cell &y)
+{
+    std::vector<double> v;
+    for (size_t r = 0; r < c.ns.size() && r < y.ns.size(); r++)
+        if (!std::isnan(c.ns[r]) && !std::isnan(y.ns[r]) && y.ns[r] > 0)
+            v.push_back(c.ns[r] / y.ns[r]);
+    return v;
+}
+
+double bytes_per_entry(const Cell &c)
+{
+    if (!c.m.max_pending)
+        return NAN;
+    return ((double)c.m.bytes_peak - (double)c.m.bytes_empty) / (double)c.m.max_pending;
+}
+
+// s right-aligned in w columns; UTF-8 continuation bytes (of the ±) take no column.
+std::string pad(const std::string &s, int w)
+{
+    int cols = 0;
+    for (unsigned char ch : s)
+        cols += (ch & 0xc0) != 0x80;
+    return std::string(cols < w ? (size_t)(w - cols) : 0, ' ') + s;
+}
+// Median of a/b over the repetitions both ran, and half the interquartile range in percent.
+bool rep_speedup(const Cell &a, const Cell &b, double &med, double &spread)
+{
+    std::vector<double> r = rep_ratios(a, b);
+    if (r.empty() || a.wrong || b.wrong)
+        return false;
+    med = median(r);
+    spread = 100 * (quantile(r, 0.75) - quantile(r, 0.25)) / 2 / med;
+    return true;
+}
+
+std::string ratio_text(const Cell &a, const Cell &b, const char *unit)
+{
+    double m, sp;
+    if (!rep_speedup(a, b, m, sp))
+        return "-";
+    std::string v = m >= 0.1 ? fmt("%.2f", m) : fmt("%.2g", m);
+    return v + unit + fmt("±%.0f%%", sp);
+}
+
+double median_ns(const Cell &c)
+{
+    std::vector<double> ok;
+    for (double x : c.ns)
+        if (!std::isnan(x))
+            ok.push_back(x);
+    return ok.empty() ? NAN : median(ok);
+}
+
+size_t find_engine(const Report &rep, const std::string &label)
+{
+    for (size_t i = 0; i < rep.engines().size(); i++)
+        if (rep.engines()[i].label == label)
+            return i;
+    return (size_t)-1;
+}
+
+// Why a cell shows no figure (or the empty string when it has one).
+std::string cell_problem(const Cell &c)
+{
+    if (c.wrong)
+        return "WRONG";
+    if (!c.ok || !c.error.empty())
+        return "error";
+    return "";
+}
+
+// Median and quartiles of a[r] / b[r] over the repetitions where both are numbers.
+bool vec_ratio(const std::vector<double> &a, const std::vector<double> &b, double &med,
+               double &q1, double &q3)
+{
+    std::vector<double> r;
+    for (size_t k = 0; k < a.size() && k < b.size(); k++)
+        if (!std::isnan(a[k]) && !std::isnan(b[k]) && b[k] > 0)
+            r.push_back(a[k] / b[k]);
+    if (r.empty())
+        return false;
+    med = median(r);
+    q1 = quantile(r, 0.25);
+    q3 = quantile(r, 0.75);
+    return true;
+}
+
+// ---- the closing summary ----
+
+void print_targets(FILE *f, const std::vector<Target> &t)
+{
+    for (const Target &x : t)
+        fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
+}
+
+} // namespace vmr

@@ -1,0 +1,197 @@
+// report_common.h -- what the parts of vmatch_report share: options, engines, results, the
+// Report class that generates, checks and times workloads, the machine, the statistics of
+// the tables and the target lines of the closing summary.  vmatch_report.cc describes the
+// method; each report_*.cc is one section of the output.
+#pragma once
+
+#include "baseline.h"
+#include "replay.h"
+#include "stats.h"
+#include "trace.h"
+#include "vmatch.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace vmr
+{
+
+using vmb::median;
+using vmb::quantile;
+
+// A generated workload: a row label and its generator spec (workloads/gen.h).
+struct Workload {
+    const char *name, *spec;
+};
+
+// The baseline every ratio of the workload table is taken against.
+constexpr const char *kYardstick = "mpich";
+
+// Records the profiles the profiled (pnp-static) engines read: any policy records the same
+// per-source insertion counts.
+constexpr const char *kRecorderSpec = "policy=single storage=llv profile.record=on";
+
+// ---- engines ----
+
+struct Engine {
+    std::string label, spec, resolved, note;
+    const vmb::BaselineInfo *base = nullptr; // a baseline, else a vmatch spec
+    // pnp-static: a profile of the same workload is recorded first (an untimed replay with
+    // profile.record=on) and the engine gets "profile=FILE" after its spec.
+    bool profiled = false;
+    // On a workload that repeats (a generator's iters=N > 1, each iteration ending with both
+    // queues empty): replay the first iteration only, in the untimed pass and when timed,
+    // for 1/N of the cost.  Not run on other workloads, unless it is the yardstick.  A list
+    // keeps no queue state between iterations, but its later iterations can still be
+    // slower (free lists hand objects back scattered): its time is then understated.
+    bool first_iter = false;
+};
+
+// One live instance of an engine, with its replay backend.
+struct Instance {
+    vm_wl_backend_t b{};
+    vmatch_engine_t *e = nullptr;
+    std::unique_ptr<vmb::Baseline> bl;
+    ~Instance() { vmatch_destroy(e); }
+};
+
+// A new instance for trace t, or nullptr with err.  profile: the file a profiled engine reads.
+std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, std::string &err,
+                                        const std::string &profile = "");
+
+// Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
+bool check_spec(const std::string &spec, std::string &resolved, std::string &why);
+
+// ---- results ----
+
+struct Cell {
+    std::vector<double> ns; // ns per operation, one per repetition (NaN: not run)
+    // A repeating workload (Row::iter_ops > 0): ns per operation over its first iteration
+    // and over the later ones, timed in the same replays as ns (NaN: not run).
+    std::vector<double> ns_first, ns_later;
+    vm_wl_measure_t m{};
+    bool wrong = false, ok = false;
+    size_t diff_at = 0;
+    std::string error;
+    vmatch_stats_t end{}; // vmatch engines: vmatch_stats after the untimed pass
+    bool has_end = false;
+};
+
+struct Row {
+    std::string name, spec, desc;
+    bool sweep = false;
+    size_t ops = 0;
+    // Repeating workloads: the iterations, and the operations of one (0: not split).
+    unsigned iters = 1;
+    size_t iter_ops = 0;
+    vm_wl_measure_t ref{};
+    double gen_s = 0;
+    std::vector<Cell> cells; // one per engine
+};
+
+struct Options {
+    bool full = false, machine_only = false, list = false;
+    bool pnp = true, main_suite = true; // --no-pnp, --pnp-only
+    bool reps_given = false;
+    int reps = 0; // 0: the default of the mode
+    // The yardstick (mpich) runs in only this many of the repetitions, spread evenly over
+    // them (0: in all); the ratios to it are taken over those.
+    int yard_reps = 0;
+    // A new instance for every timed replay, for every engine: an adaptive design (pnp)
+    // would otherwise start a second replay of a workload with what it learnt in the first.
+    bool fresh = false;
+    double min_ms = 5, budget_s = 20;
+    std::string out, only, engines;
+    // --log FILE: the progress of every workload and the tables with their legends go there,
+    // and the terminal keeps a line per section and the tables alone.
+    FILE *log = stdout;
+    std::string summary; // --summary FILE: the target lines are appended there
+};
+
+// ---- the machine ----
+
+struct Machine {
+    std::string cpu, kernels, chosen, default_spec, os;
+    long cpus = 0;
+    int numa_nodes = 0;
+    bool virt = false;
+};
+
+Machine probe_machine();
+void print_machine(FILE *f, const Machine &m);
+
+// ---- running ----
+
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+// The line that says a section starts: on the terminal, and in the log too when that is a
+// file, so that each reads on its own.
+void section_line(const Options &o, const std::string &text);
+
+class Report
+{
+  public:
+    Report(const Options &o, std::vector<Engine> engines);
+
+    // Generate, check and time one workload (idx of total, for the progress line).
+    void run(const std::string &name, const std::string &spec, bool sweep, size_t idx,
+             size_t total);
+
+    bool failed() const { return failed_; }
+    const std::vector<Row> &rows() const { return rows_; }
+    const std::vector<Engine> &engines() const { return engines_; }
+    size_t yard() const { return yard_; }
+    const Options &options() const { return o_; }
+
+  private:
+    bool yard_runs(int r) const;
+    bool record_profile(const vm_trace_t &t, char *err, size_t errlen);
+    double timed(const Engine &en, const vm_trace_t &t, vm_wl_prep_t &p, bool reusable,
+                 size_t split, const std::vector<uint32_t> &want, std::vector<uint32_t> &got,
+                 Cell &c, double &ns1, double &ns2);
+
+    Options o_;
+    std::vector<Engine> engines_;
+    std::vector<Row> rows_;
+    size_t yard_ = (size_t)-1;
+    std::mt19937_64 rng_{20260101};
+    bool failed_ = false;
+    // The profile file of the workload being run, for profiled engines ("-": none was made).
+    std::string profile_;
+};
+
+// ---- statistics of the tables ----
+
+// Ratio of an engine's time to the yardstick's within each repetition.
+std::vector<double> rep_ratios(const Cell &c, const Cell &y);
+// Median of a/b over the repetitions both ran, and half the interquartile range in percent.
+bool rep_speedup(const Cell &a, const Cell &b, double &med, double &spread);
+// Median and quartiles of a[r] / b[r] over the repetitions where both are numbers.
+bool vec_ratio(const std::vector<double> &a, const std::vector<double> &b, double &med,
+               double &q1, double &q3);
+// "2.31x±4%": rep_speedup as text, "-" without a figure.
+std::string ratio_text(const Cell &a, const Cell &b, const char *unit);
+double median_ns(const Cell &c);
+double bytes_per_entry(const Cell &c);
+// Why a cell shows no figure (or the empty string when it has one).
+std::string cell_problem(const Cell &c);
+size_t find_engine(const Report &rep, const std::string &label);
+// s right-aligned in w columns; UTF-8 continuation bytes (of the ±) take no column.
+std::string pad(const std::string &s, int w);
+
+// ---- the closing summary ----
+
+// One target the run judges: what it asks, the measured figure with its spread, and the
+// verdict ("met", "missed", or "no figure" when an engine failed to give one).
+struct Target {
+    std::string what, figure, verdict;
+};
+
+void print_targets(FILE *f, const std::vector<Target> &t);
+
+} // namespace vmr

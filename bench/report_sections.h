@@ -1,0 +1,74 @@
+// report_sections.h -- the sections of vmatch_report's output, as main runs them: the
+// workload table (report_workloads.cc), the pnp section (report_pnp.cc, its gather part in
+// report_pnp_gather.cc) and the files of the report folder (report_files.cc).
+#pragma once
+
+#include "report_common.h"
+
+namespace vmr
+{
+
+// ---- the workload table ----
+
+// A workload of the table, or of the sweep the plot draws (sweep: not in the table).
+struct Job {
+    std::string name, spec;
+    bool sweep;
+};
+
+// The workloads of the mode (--full, --only, --pnp-only: none).
+std::vector<Job> workload_jobs(const Options &o);
+
+// The engines: library specs (deduplicated by resolved spec, left out when rejected),
+// extra specs from VMATCH_REPORT_SPECS, then the baselines.  notes: what was left out.
+std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &notes);
+
+// "label  resolved spec" per engine, after heading.
+void print_engines(FILE *f, const std::vector<Engine> &en, const char *heading);
+
+// The time and the bytes tables; legend: with the paragraphs that explain them and the
+// engines, else a title line per table.
+void print_tables(FILE *f, const Report &rep, bool legend);
+
+// ---- the pnp section ----
+
+// What a pnp-section engine is for, in the verdicts.
+enum PnpRole { kRoleOther, kRoleSingleLlv, kRolePnpLlv };
+
+struct PnpSection {
+    std::unique_ptr<Report> gather, sparse, memory;
+    std::vector<PnpRole> gather_roles;
+    std::vector<std::string> notes;
+};
+
+// Runs the three parts, a line on stdout as each starts.
+PnpSection run_pnp_section(const Options &o);
+
+// The section's tables (legend: with their explanations, the engines and the notes).
+void print_pnp_section(FILE *f, const PnpSection &s, bool legend);
+
+// The gather part's table, and its targets: pnp+llv >= 28x mpich and faster than single+llv.
+void print_pnp_gather(FILE *f, const PnpSection &s, bool legend);
+std::vector<Target> pnp_gather_targets(const PnpSection &s);
+
+// Every target the section judges, in the order of its tables.
+std::vector<Target> pnp_targets(const PnpSection &s);
+
+// The section's workloads, for --list.
+void list_pnp_workloads(FILE *f, const Options &o);
+
+// ---- the report folder ----
+
+// A part of the pnp section, for the JSON file.
+struct JsonPart {
+    std::string key;
+    const Report *rep;
+};
+
+bool write_json(const std::string &path, const Report &rep, const Machine &m, const Options &o,
+                const std::vector<std::string> &notes, const std::vector<JsonPart> &pnp);
+
+// plot.dat and plot.gp (gnuplot draws plot.png) from the sweep rows of rep.
+bool write_plot(const std::string &dir, const Report &rep, const Machine &m);
+
+} // namespace vmr
