@@ -111,6 +111,11 @@ static inline int side_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care
     return p->ops->append(p, bits, care, cls, payload, seq);
 }
 
+static __attribute__((noinline, cold)) int enqueue_failed(int rc)
+{
+    return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
+}
+
 /* enqueue with profile.record=on: count the insertion too.  Out of line, so the common path
  * does no mask work and saves no registers for it. */
 static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int side,
@@ -124,18 +129,13 @@ static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int si
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
     int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
     if (rc < 0)
-        return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
+        return enqueue_failed(rc);
     e->seq++;
     e->len[side]++;
     if (record)
         vm_prof_count(&e->prof, (bits >> c->tag_bits) & field_mask(c->ctx_bits + c->src_bits),
                       side);
     return VMATCH_QUEUED;
-}
-
-static __attribute__((noinline, cold)) int enqueue_failed(int rc)
-{
-    return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
 }
 
 /* Queue an entry on a side after its search found nothing. */
