@@ -29,21 +29,24 @@
 // benchmark with an error, so a wrong engine is never timed.
 //
 // Engines: kEngines (ll, lla, llv with each kernel; a kernel this CPU lacks is left out and
-// the table says so), the fuzzy512 baseline (bench/baseline_fuzzy.cc) and the engines of
-// --vmatch_specs / VMATCH_BENCH_SPECS.
+// the table says so), the fuzzy512 baseline (bench/baseline_fuzzy.cc) on every row, the
+// MPICH-, ob1- and UCX-style baselines (bench/baseline_*.cc) on the queue/ rows, and the
+// engines of --vmatch_specs / VMATCH_BENCH_SPECS.
 //
 // Rows and repetitions.  The default grid runs middle and forward searches at fewer lengths
 // than reverse ones.  With up to 9 repetitions (scripts/bench's default) every row gets them
 // all, about a minute and a half on a 2-core machine.  With more (scripts/bench --full: 25),
 // only the rows the targets are judged on get every repetition -- forward 1 and 8, reverse
 // 4096 and 32768, probe 4096 and 32768, the wildcard mix at 4096, for ll, the fastest llv
-// kernel and fuzzy, and their stream references -- and the others a third (at least 9),
+// kernel and fuzzy, forward 1 and 8 for every baseline, and their stream references -- and
+// the others a third (at least 9),
 // which keeps the run near 3 minutes.  --vmatch_rows=full runs every row at every length
 // with every repetition.
 //
 // Targets: with --vmatch_table, after the table, each target of llv (its issue) is judged on
 // these rows, one line each: the ratio of the row medians, the range between the quartiles,
-// and met or missed (bench_table.cc lists them; the table itself is made there too).
+// and met or missed (bench_table.cc lists them; the table itself is made there too); and
+// issue 11's: llv at forward 1 and 8 against the fastest baseline of each row.
 //
 // Counters: insp/match, entries compared per iteration (vmatch_stats inspected; both calls
 // of an iteration count their searches, the re-append searches an empty queue);
@@ -100,6 +103,7 @@ namespace
 struct Engine {
     std::string label, spec;
     const vmb::BaselineInfo *base = nullptr; // a comparator instead of a vmatch engine
+    bool orders_only = false;                // only the queue/ rows (the three search orders)
 };
 const Engine kEngines[] = {
     {"ll", "policy=single storage=ll"},
@@ -108,7 +112,14 @@ const Engine kEngines[] = {
     {"llv-avx2", "policy=single storage=llv simd=avx2"},
     {"llv-scalar", "policy=single storage=llv simd=scalar"},
 };
-const char *const kBaselines[] = {"fuzzy"}; // from vmb::baselines()
+// The baselines, from vmb::baselines(): fuzzy on every row; mpich, ob1 and ucx on the three
+// search orders only (issue 11 judges llv against the fastest baseline at forward 1 and 8).
+struct BaselineRows {
+    const char *name;
+    bool orders_only;
+};
+const BaselineRows kBaselines[] = {
+    {"fuzzy", false}, {"mpich", true}, {"ob1", true}, {"ucx", true}};
 
 // The default grid: lengths per order (reverse is the long-queue case of every target).
 const std::vector<uint64_t> kForwardLengths = {1, 8, 64, 4096};
@@ -630,19 +641,24 @@ struct Plan {
     }
 
     // The rows the targets are judged on run every repetition; above 9, the rest a third
-    // (0: the command line's count).
-    int reps_of(const std::string &label, Kind k, Order o, uint64_t len) const
+    // (0: the command line's count).  base: a baseline's row.
+    int reps_of(const std::string &label, bool base, Kind k, Order o, uint64_t len) const
     {
         if (full || reps <= 9)
             return 0;
-        bool judged = label == "ll" || label == "fuzzy" || label == fast_llv;
+        bool judged = label == "ll" || label == fast_llv || base;
         bool row = k == kWild      ? len == 4096
                    : k == kProbe   ? len == 4096 || len == 32768
                    : o == kForward ? len == 1 || len == 8
                    : o == kReverse ? len == 4096 || len == 32768
                                    : false;
-        if (label == "fuzzy" && k == kQueue)
-            row = o == kReverse && len == 32768;
+        // Baselines: every one at forward 1 and 8 (issue 11), fuzzy also at reverse 32768,
+        // on the wildcard mix and on the probe rows.
+        if (base && k == kQueue)
+            row = (o == kForward && (len == 1 || len == 8)) ||
+                  (label == "fuzzy" && o == kReverse && len == 32768);
+        else if (base)
+            row = row && label == "fuzzy";
         return judged && row ? 0 : std::max(9, reps / 3);
     }
 };
@@ -700,10 +716,10 @@ int main(int argc, char **argv)
     TableOptions topt;
     Plan plan;
     std::vector<Engine> engines(std::begin(kEngines), std::end(kEngines));
-    for (const char *name : kBaselines)
+    for (const BaselineRows &br : kBaselines)
         for (const vmb::BaselineInfo &bi : vmb::baselines())
-            if (!strcmp(bi.name, name))
-                engines.push_back({bi.name, "", &bi});
+            if (!strcmp(bi.name, br.name))
+                engines.push_back({bi.name, "", &bi, br.orders_only});
     const char *env = getenv("VMATCH_BENCH_SPECS");
     if (env && !parse_specs(env, engines, err)) {
         fprintf(stderr, "vmatch_bench: VMATCH_BENCH_SPECS: %s\n", err.c_str());
@@ -786,24 +802,28 @@ int main(int argc, char **argv)
                     uint64_t bytes = llv && o == kReverse && len >= 64
                                          ? llv_search_bytes(kQueue, s, len)
                                          : 0;
-                    add_row(en, kQueue, s, o, len, plan.reps_of(en->label, kQueue, o, len),
-                            bytes);
+                    add_row(en, kQueue, s, o, len,
+                            plan.reps_of(en->label, en->base, kQueue, o, len), bytes);
                 }
+            if (en->orders_only)
+                continue;
             for (uint64_t len : plan.lengths_of(kWild, kReverse))
                 add_row(en, kWild, s, kReverse, len,
-                        plan.reps_of(en->label, kWild, kReverse, len),
+                        plan.reps_of(en->label, en->base, kWild, kReverse, len),
                         llv && len >= 64 ? llv_search_bytes(kWild, s, len) : 0);
         }
+        if (en->orders_only)
+            continue;
         for (uint64_t len : plan.lengths_of(kProbe, kReverse))
             add_row(en, kProbe, kUmq, kReverse, len,
-                    plan.reps_of(en->label, kProbe, kReverse, len),
+                    plan.reps_of(en->label, en->base, kProbe, kReverse, len),
                     llv && len >= 64 ? llv_search_bytes(kProbe, kUmq, len) : 0);
     }
     // The stream references the rows asked for; those of judged rows run every repetition.
     std::map<uint64_t, int> streams;
     for (const Row &r : g_rows)
         if (r.stream) {
-            int reps = plan.reps_of(r.label, r.kind, r.order, r.len);
+            int reps = plan.reps_of(r.label, false, r.kind, r.order, r.len);
             auto it = streams.find(r.stream);
             streams[r.stream] = it == streams.end() ? reps : std::min(it->second, reps);
         }
