@@ -289,16 +289,18 @@ void TableReporter::print_compact(std::ostream &os) const
             out += " " + d.first;
     if (!out.empty())
         os << "left out (this CPU or build lacks them; why: the log):" << out << '\n';
+    // Columns: 8 wide for the baseline's ns, 6 for the ratios (at most 5 characters).
+    auto width = [&](const std::string &l) { return l == t_.baseline ? 8 : 6; };
     snprintf(buf, sizeof buf, "%-5s %-7s %6s", "", "", "");
     os << buf;
     for (const std::string &l : labels) {
-        snprintf(buf, sizeof buf, " %17s", l.c_str());
+        snprintf(buf, sizeof buf, " %*s", 2 * width(l) + 1, l.c_str());
         os << buf;
     }
     snprintf(buf, sizeof buf, "\n%-5s %-7s %6s", "kind", "order", "length");
     os << buf;
-    for (size_t i = 0; i < labels.size(); i++) {
-        snprintf(buf, sizeof buf, " %8s %8s", "prq", "umq");
+    for (const std::string &l : labels) {
+        snprintf(buf, sizeof buf, " %*s %*s", width(l), "prq", width(l), "umq");
         os << buf;
     }
     os << '\n';
@@ -311,7 +313,8 @@ void TableReporter::print_compact(std::ostream &os) const
                  (unsigned long long)k.len);
         os << buf;
         for (const std::string &l : labels) {
-            snprintf(buf, sizeof buf, " %8s %8s", compact_cell(k, kPrq, l, t_.baseline).c_str(),
+            snprintf(buf, sizeof buf, " %*s %*s", width(l),
+                     compact_cell(k, kPrq, l, t_.baseline).c_str(), width(l),
                      compact_cell(k, kUmq, l, t_.baseline).c_str());
             os << buf;
         }
@@ -389,26 +392,85 @@ const QueueTarget kTargets[] = {
      true},
 };
 
-// The ratio of a target on one row, with the quartile range; false when a row is missing.
-bool target_ratio(const QueueTarget &t, const Row &llv, double &r, double &lo, double &hi)
+// num / den of the row medians, and the range between the quartiles (num q1 / den q3 to
+// num q3 / den q1); false when a row is missing or has no figure.
+bool row_ratio(const Row *num, const Row *den, double &r, double &lo, double &hi)
 {
-    bool stream = !strcmp(t.versus, "stream");
-    const Row *o = stream ? find(bench_name(kStream, "", kPrq, kForward, llv.stream))
-                          : find(bench_name(t.kind, t.versus, llv.side, llv.order, llv.len));
-    if (!o || !o->error.empty() || !llv.error.empty() || mid(*o) <= 0 || mid(llv) <= 0)
+    if (!num || !den || !num->error.empty() || !den->error.empty() || mid(*num) <= 0 ||
+        mid(*den) <= 0)
         return false;
-    // num / den: stream divides llv by the read, the others divide the other engine by llv.
-    const Row &num = stream ? llv : *o, &den = stream ? *o : llv;
-    r = mid(num) / mid(den);
+    r = mid(*num) / mid(*den);
     lo = hi = r;
-    if (!num.ns.empty() && !den.ns.empty()) {
-        lo = quantile(num.ns, 0.25) / quantile(den.ns, 0.75);
-        hi = quantile(num.ns, 0.75) / quantile(den.ns, 0.25);
+    if (!num->ns.empty() && !den->ns.empty()) {
+        lo = quantile(num->ns, 0.25) / quantile(den->ns, 0.75);
+        hi = quantile(num->ns, 0.75) / quantile(den->ns, 0.25);
     }
     return true;
 }
 
+// The ratio of a target on one row, with the quartile range; false when a row is missing.
+// stream divides llv by the read, the others divide the other engine by llv.
+bool target_ratio(const QueueTarget &t, const Row &llv, double &r, double &lo, double &hi)
+{
+    if (!strcmp(t.versus, "stream"))
+        return row_ratio(&llv, find(bench_name(kStream, "", kPrq, kForward, llv.stream)), r, lo,
+                         hi);
+    return row_ratio(find(bench_name(t.kind, t.versus, llv.side, llv.order, llv.len)), &llv, r,
+                     lo, hi);
+}
+
+// A target line: the verdict, then what and the figure.
+std::string target_line(bool missed, bool missing, const std::string &text)
+{
+    char head[16];
+    snprintf(head, sizeof head, "%-9s ", missed ? "missed" : missing ? "no figure" : "met");
+    return head + text;
+}
+
+// Issue 11 ("lean calls and small queues"): forward search at 1 and 8 entries, the fastest
+// llv kernel's time / the fastest baseline's on the same row (the lowest median of mpich,
+// ob1, ucx and fuzzy), at most this.
+const double kLeanForwardBound = 1.2;
+
 } // namespace
+
+std::string TableReporter::lean_target() const
+{
+    std::vector<std::string> bases;
+    for (const auto &d : g_described)
+        if (d.second.rfind("baseline: ", 0) == 0)
+            bases.push_back(d.first);
+    std::string fig;
+    bool missed = false, missing = false, any = false;
+    for (Side s : {kPrq, kUmq})
+        for (uint64_t len : {1, 8}) {
+            const Row *llv = find(bench_name(kQueue, t_.fast_llv, s, kForward, len)),
+                      *best = nullptr;
+            for (const std::string &b : bases) {
+                const Row *r = find(bench_name(kQueue, b, s, kForward, len));
+                if (r && r->error.empty() && mid(*r) > 0 && (!best || mid(*r) < mid(*best)))
+                    best = r;
+            }
+            fig += std::string(fig.empty() ? "" : ", ") + kSideName[s] + "/" +
+                   std::to_string(len) + " ";
+            double r, lo, hi;
+            any = any || (llv && shown(*llv));
+            if (!row_ratio(llv, best, r, lo, hi)) {
+                missing = true;
+                fig += "-";
+                continue;
+            }
+            missed = missed || r > kLeanForwardBound;
+            fig += ratio_text(r) + " (" + ratio_text(lo) + "-" + ratio_text(hi) + ") vs " +
+                   best->label;
+        }
+    if (!any)
+        return ""; // its rows were not run (--benchmark_filter): not judged
+    return target_line(missed, missing,
+                       "lean: queues, forward search 1 and 8: llv time / the fastest "
+                       "baseline's <= 1.2 (" +
+                           t_.fast_llv + "): " + fig);
+}
 
 std::vector<std::string> TableReporter::targets() const
 {
@@ -436,12 +498,13 @@ std::vector<std::string> TableReporter::targets() const
             }
         if (!any)
             continue; // its rows were not run (--benchmark_filter): not judged
-        const char *verdict = missed ? "missed" : missing ? "no figure" : "met";
-        char head[16];
-        snprintf(head, sizeof head, "%-9s ", verdict);
-        out.push_back(head + std::string("queues: ") + t.what + " (" + t_.fast_llv +
-                      "): " + fig);
+        out.push_back(
+            target_line(missed, missing,
+                        std::string("queues: ") + t.what + " (" + t_.fast_llv + "): " + fig));
     }
+    std::string lean = lean_target();
+    if (!lean.empty())
+        out.push_back(lean);
     return out;
 }
 

@@ -57,6 +57,12 @@ std::vector<Target> pnp_targets(const PnpSection &s);
 // The section's workloads, for --list.
 void list_pnp_workloads(FILE *f, const Options &o);
 
+// ---- issue 11 ----
+
+// The targets of issue 11 judged on the workload table (rep) and on part (a) of the pnp
+// section (pnp); either may be null (not run).  report_lean.cc.
+std::vector<Target> lean_targets(const Report *rep, const PnpSection *pnp);
+
 // ---- the report folder ----
 
 // A part of the pnp section, for the JSON file.

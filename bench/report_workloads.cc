@@ -83,6 +83,9 @@ const LibSpec kLibSpecs[] = {
     // Partner / non-partner queues over llv with the defaults (pnp.threshold=100, pnp.cap=1);
     // the pnp section below varies them.  It needs nprocs, which every generated trace gives.
     {"pnp", "policy=pnp storage=llv"},
+    // The default engine (vmatch_create("")): shown under the label of the engine above it
+    // resolves to (llv now), its own column otherwise; issue 11's targets are judged on it.
+    {"default", ""},
 };
 
 } // namespace

@@ -35,7 +35,8 @@
 //
 // Files: this one (options, main), report_common (what the parts share), report_run (the
 // runs), report_workloads (the table), report_pnp and report_pnp_gather (the pnp section),
-// report_files (results.json, the plot).
+// report_lean (issue 11's targets, judged on the table and the pnp section), report_files
+// (results.json, the plot).
 #include "report_sections.h"
 
 #include <cerrno>
@@ -254,6 +255,9 @@ int main(int argc, char **argv)
                  {"memory", pnp.memory.get()}};
         targets = pnp_targets(pnp);
     }
+    std::vector<Target> lean =
+        lean_targets(o.main_suite ? &rep : nullptr, o.pnp ? &pnp : nullptr);
+    targets.insert(targets.end(), lean.begin(), lean.end());
     fflush(stdout);
     FILE *tf = nullptr;
     if (!o.out.empty()) {
