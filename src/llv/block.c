@@ -135,6 +135,10 @@ static void block_free(vm_llv_t *l, vm_llv_block_t *b)
         vm_mem_free_line(&l->base.env->mem, b, b->geo->size);
 }
 
+/* Runs shorter than this are copied slot by slot: five memmove calls cost more than the
+ * copies of a short queue's compaction (a queue of 8 moving through a 16-slot block). */
+enum { SHORT_RUN = 16 };
+
 /* Set bits [from, from + n) of map (n at most VM_LLV_GROUP - from % VM_LLV_GROUP). */
 static void set_bits(uint64_t *map, uint32_t from, uint32_t n)
 {
@@ -150,7 +154,7 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
 {
     const vm_llv_geom_t *sg = src->geo, *dg = dst->geo;
     uint32_t end = vm_llv_end(src), wild = src->wild, classes = src->classes, n = 0;
-    uint64_t live[MAX_SLOTS / VM_LLV_GROUP], wmap[MAX_SLOTS / VM_LLV_GROUP] = {0};
+    uint64_t live[MAX_SLOTS / VM_LLV_GROUP], wmap[MAX_SLOTS / VM_LLV_GROUP];
     memcpy(live, src->map, end * sizeof live[0]);
     if (wild)
         memcpy(wmap, src->map + sg->groups, end * sizeof wmap[0]);
@@ -167,20 +171,33 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
             uint64_t rest = ~(m >> s);
             uint32_t r = rest ? (uint32_t)__builtin_ctzll(rest) : VM_LLV_GROUP - s;
             m &= r + s == VM_LLV_GROUP ? 0 : ~(uint64_t)0 << (r + s);
-            memmove(dfp + n, sfp + i, r * sizeof *dfp);
-            memmove(dbits + n, sbits + i, r * sizeof *dbits);
-            if (dcare)
-                memmove(dcare + n, scare + i, r * sizeof *dcare);
-            memmove(dpl + n, spl + i, r * sizeof *dpl);
-            memmove(dseq + n, sseq + i, r * sizeof *dseq);
-            for (uint32_t k = 0; k < r; k++, n++) {
-                if (n % VM_LLV_GROUP == 0 || k == 0) { /* whole words where possible */
-                    uint32_t span = r - k, room = VM_LLV_GROUP - n % VM_LLV_GROUP;
-                    set_bits(dst->map, n, span < room ? span : room);
+            if (r >= SHORT_RUN) {
+                memmove(dfp + n, sfp + i, r * sizeof *dfp);
+                memmove(dbits + n, sbits + i, r * sizeof *dbits);
+                if (dcare)
+                    memmove(dcare + n, scare + i, r * sizeof *dcare);
+                memmove(dpl + n, spl + i, r * sizeof *dpl);
+                memmove(dseq + n, sseq + i, r * sizeof *dseq);
+            } else { /* ascending, so in place never overwrites what it has yet to read */
+                for (uint32_t k = 0; k < r; k++) {
+                    dfp[n + k] = sfp[i + k];
+                    dbits[n + k] = sbits[i + k];
+                    if (dcare)
+                        dcare[n + k] = scare[i + k];
+                    dpl[n + k] = spl[i + k];
+                    dseq[n + k] = sseq[i + k];
                 }
-                if (wmap[w] >> (s + k) & 1)
-                    set_bits(dst->map + dg->groups, n, 1);
             }
+            for (uint32_t k = 0; wild && k < r; k++) /* wmap is read only when wild */
+                if (wmap[w] >> (s + k) & 1)
+                    set_bits(dst->map + dg->groups, n + k, 1);
+            for (uint32_t k = 0; k < r;) { /* the live bits, a word at a time */
+                uint32_t room = VM_LLV_GROUP - (n + k) % VM_LLV_GROUP;
+                uint32_t span = r - k < room ? r - k : room;
+                set_bits(dst->map, n + k, span);
+                k += span;
+            }
+            n += r;
         }
     }
     dst->head = dst->start = 0;
