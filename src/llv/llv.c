@@ -3,12 +3,12 @@
  *
  * Blocks keep their slots in queue order, as in lla: appends go at the tail of the last
  * block, a removal clears the slot's live bit (a hole), a hole at either end of a block moves
- * its head or tail index (edge trimming), and a block that empties goes back to the pool
- * unless it is the queue's only one.  What differs is the layout (llv.h): lanes instead of
- * records, so a kernel compares a whole vector of fingerprints or match bits per instruction,
- * and a search starts at the first group holding the head instead of at the first vector of
- * the block, so removals at the head never leave a vector of dead slots to re-read (the
- * thesis design only moved its start pointer when a whole vector emptied).
+ * its head or tail index (edge trimming), and a block that empties is given back.  A queue's
+ * blocks grow from 8 slots to llv.block (block.c).  What differs is the layout (llv.h): lanes
+ * instead of records, so a kernel compares a whole vector of fingerprints or match bits per
+ * instruction, and a search starts at the first group holding the head instead of at the first
+ * vector of the block, so removals at the head never leave a vector of dead slots to re-read
+ * (the thesis design only moved its start pointer when a whole vector emptied).
  *
  * Short queues do not pay for the vectors: a search first compares the queue's head entry
  * with plain scalar code, walks a queue of at most VM_LLV_SHORT entries slot by slot, and
@@ -429,9 +429,9 @@ const vm_storage_t vm_llv_storage = {
  * noise; at 4096 entries all are level.  The per-block work of a search (a pointer hop, the
  * jump to another fingerprint lane, ~40 instructions) is what large blocks amortize.  1024
  * is the smallest of the level ones and holds the least memory of them (a PRQ block is
- * 35 KiB, 14 to a 512 KiB slab: 50 bytes per entry at 32768 entries against 66 for 2048).
- * Blocks are whole 64-slot groups (one bitmap word each); the largest keeps a block of the
- * PRQ side (34 bytes a slot) under 160 KiB. */
+ * 35 KiB, allocated on its own: 34.5 bytes per entry at 32768 entries).  Blocks are whole
+ * 64-slot groups (one bitmap word each); the largest keeps a block of the PRQ side (34 bytes
+ * a slot) under 160 KiB. */
 static const vm_llv_config_t llv_default = {.block = 1024};
 
 static const vm_key_t llv_keys[] = {

@@ -1,6 +1,7 @@
 /* llv.h -- storage=llv internals shared by the queue (llv.c) and its search kernels.
  *
- * A block holds llv.block slots as separate lanes, each a 64-byte aligned array:
+ * A block holds its slots (8 to llv.block, block.c) as separate lanes, each a 64-byte aligned
+ * array:
  *
  *     header   next/prev, head/tail/start, counts, then one 64-bit word per group of 64
  *              slots: the live bitmap, and on the PRQ side the wild bitmap
