@@ -346,9 +346,9 @@ const vm_storage_t vm_lla_storage = {
 /* lla.block: entries per block.  Measured with bench/ (docs/storages.md, "Choosing
  * lla.block"): reverse search at 4096 and 32768 entries runs 1.5-1.6x faster than ll with
  * 8-entry blocks and 1.8-2x with 32 to 128, level within noise; short queues do not depend
- * on the size.  64 wins on memory: a block of 64 entries of 32 bytes plus its header is 2112
- * bytes, and 31 of them fill a 64 KiB pool slab to within 64 bytes (34 bytes per entry
- * against 36 for 32 and 128, and 50 for ll). */
+ * on the size.  64 won on memory when blocks shared 64 KiB slabs (31 blocks of 2112 bytes
+ * fill one to within 64 bytes); blocks over half a page are now allocated one by one, and 64
+ * holds 34.1 bytes per entry at 32768 entries (50 for ll). */
 static const vm_lla_config_t lla_default = {.block = 64};
 
 static const vm_key_t lla_keys[] = {
