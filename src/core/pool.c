@@ -268,6 +268,7 @@ static void cache_flush(vm_pool_t *p)
         p->cache = *(void **)obj;
         p->ncached--;
         region_put(p, obj, p->obj_size, p->mapped);
+        p->nbig--;
     }
 }
 
@@ -280,7 +281,7 @@ void vm_pool_fini(vm_pool_t *p)
     p->partial = NULL;
     p->cache = NULL;
     p->ncached = 0;
-    p->out = p->empty = 0;
+    p->nbig = p->empty = 0;
 }
 
 /* A new slab on the partial list: as many objects as the pool holds (the footprint doubles),
@@ -344,8 +345,8 @@ void *vm_pool_get(vm_pool_t *p)
             p->big ? region_get(p, p->obj_size, p->mapped ? PAGE : 64, p->mapped) : slab_get(p);
         if (!obj)
             return NULL;
+        p->nbig += p->big;
     }
-    p->out++;
     return obj;
 }
 
@@ -380,14 +381,15 @@ __attribute__((noinline)) static void pool_put_slow(vm_pool_t *p, void *obj)
         return;
     }
     region_put(p, obj, p->obj_size, p->mapped);
-    if (!p->out)
+    p->nbig--;
+    if (p->nbig == p->ncached) /* none out */
         cache_flush(p);
 }
 
 void vm_pool_put(vm_pool_t *p, void *obj)
 {
-    uint64_t out = --p->out;
-    if (p->ncached < p->cache_max && (out || !p->big)) {
+    /* (a big object goes to the cache only while others are out) */
+    if (p->ncached < p->cache_max && (!p->big || p->nbig > p->ncached + 1)) {
         *(void **)obj = p->cache;
         p->cache = obj;
         p->ncached++;

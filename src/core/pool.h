@@ -63,7 +63,7 @@ typedef struct vm_pool {
     uint64_t nslabs;
     uint64_t capacity; /* objects the slabs hold in all */
     uint64_t bytes;    /* bytes of the slabs, or of the big objects */
-    uint64_t out;      /* objects handed out and not returned (the cache's are returned) */
+    uint64_t nbig;     /* big objects allocated, in the cache or out */
     uint64_t empty;    /* bytes of the empty slabs kept (on the partial list) */
     /* Recently returned objects, handed out again first (LIFO, linked through their first
      * word, so they are warm in cache).  A queue that oscillates around one length then never
@@ -79,8 +79,8 @@ void vm_pool_fini(vm_pool_t *p);
 /* An object, or NULL when memory runs out. */
 void *vm_pool_get(vm_pool_t *p);
 /* Return an object.  Past the cache, a slab that empties is given back unless the empty
- * slabs kept hold less than 64 KiB; when the last big object out comes back, the cache is
- * emptied. */
+ * slabs kept hold less than 64 KiB; when the last big object out comes back, it and the
+ * cache are given back. */
 void vm_pool_put(vm_pool_t *p, void *obj);
 
 #endif
