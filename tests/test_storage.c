@@ -470,7 +470,8 @@ static void test_llv_blocks(const char *spec, int side)
     check_queue(q, from, k);
 
     /* Shrink: 5 entries moving through the block (append, remove the head) until it is
-     * full, then the next append moves them to a 16-slot block (a failing allocation first). */
+     * full, then the next append moves them to a block of four times them, 32 slots (a
+     * short queue with holes; a failing allocation first). */
     while (q->len > 5)
         take_head(q, from++);
     while (!llv_full(l)) {
@@ -478,10 +479,10 @@ static void test_llv_blocks(const char *spec, int side)
         take_head(q, from++);
     }
     CHECK_EQ(append_checked(&f, k++, from, 1), 1);
-    CHECK(l->head == l->tail && l->head->geo->slots == fit_size(12, VM_LLV_FIRST, large));
+    CHECK(l->head == l->tail && l->head->geo->slots == fit_size(4 * 5, VM_LLV_FIRST, large));
     check_queue(q, from, k);
 
-    /* Drained: no block (a 16-slot block is not kept); the pools hold at most the first
+    /* Drained: no block (a 32-slot block is not kept); the pools hold at most the first
      * blocks' 1 KiB slab. */
     while (q->len)
         take_head(q, from++);

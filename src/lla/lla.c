@@ -172,7 +172,9 @@ __attribute__((noinline, cold)) static int lla_room(vm_lla_t *l)
         return VMATCH_OK;
     }
     if (t == l->head && (t->cap < l->block || t->live <= l->block / 2)) {
-        uint32_t cap = fit(2 * (uint64_t)t->live, l->block);
+        /* twice its live entries, four times for a short queue with holes (llv's block.c) */
+        uint64_t live = t->live;
+        uint32_t cap = fit(live * (live < t->cap && live <= 16 ? 4 : 2), l->block);
         if (cap == t->cap) {
             move_live(t, t);
             return VMATCH_OK;
