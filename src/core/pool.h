@@ -2,8 +2,9 @@
  *
  * Every allocation of an engine goes through a vm_mem_t so that vmatch_stats can report the
  * bytes held, tests can make the n-th allocation fail, and queue blocks land on the NUMA
- * node the spec asks for.  Queue entries and blocks come from vm_pool_t slabs, never from
- * one malloc per entry.
+ * node the spec asks for.  Queue entries and most blocks come from vm_pool_t pools, never
+ * from one malloc per entry; the blocks of a queue's middle sizes, one per queue at most,
+ * from vm_mem_alloc_line (docs/storages.md, "Block sizes").
  */
 #ifndef VM_POOL_H
 #define VM_POOL_H
