@@ -621,6 +621,12 @@ int main(void)
         test_enomem(specs[s]);
     }
     test_block_recycling();
+    /* The default llv.block (1024) with every kernel: 8 to 1024 slots, then more blocks. */
+    static const char *const kernels[] = {"storage=llv simd=scalar", "storage=llv simd=avx2",
+                                          "storage=llv simd=avx512"};
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
+        for (int side = VM_PRQ; !kernel_missing(kernels[k]) && side <= VM_UMQ; side++)
+            test_llv_blocks(kernels[k], side);
     for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
         if (kernel_missing(specs[s]))
             continue;
