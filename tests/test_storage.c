@@ -2,54 +2,7 @@
  * search, remove at the head, middle and tail, holes, blocks emptying, allocation failure, and
  * randomized comparisons with an array on both sides, exact and with many care masks.  llv
  * runs with every kernel this CPU has; the others are named as not run. */
-#include "check.h"
-#include "engine.h"
-#include "vmatch.h"
-
-#include <stdint.h>
-#include <string.h>
-
-#define P(i) ((void *)(uintptr_t)(((i) + 1) * 8))
-#define ALL  (~(vmatch_bits_t)0)
-
-typedef struct fixture {
-    vm_config_t cfg;
-    vm_env_t env;
-    vm_queue_t *q;
-} fixture_t;
-
-static void setup(fixture_t *f, const char *spec, int side)
-{
-    REQUIRE(vm_spec_parse(spec, &f->cfg) == VMATCH_OK);
-    f->env = (vm_env_t){.cfg = &f->cfg, .mem = {.numa = VM_NUMA_OFF, .fail_after = -1}};
-    REQUIRE(f->cfg.storage->create(&f->env, side, &f->q) == VMATCH_OK);
-}
-
-static void teardown(fixture_t *f)
-{
-    f->q->ops->destroy(f->q);
-    for (unsigned i = 0; i < f->env.npools; i++)
-        vm_pool_fini(&f->env.pools[i]);
-    CHECK_EQ(f->env.mem.bytes, 0); /* nothing leaked past the pools */
-}
-
-/* Find on the PRQ (entry care) or the UMQ (search care): returns the payload or NULL. */
-static void *find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t care, vm_hit_t *hit,
-                  uint64_t *seen)
-{
-    *seen = 0;
-    return q->ops->find(q, key, care, hit, seen) ? hit->payload : NULL;
-}
-
-static int take(vm_queue_t *q, vmatch_bits_t key)
-{
-    vm_hit_t h;
-    uint64_t seen = 0;
-    if (!q->ops->find(q, key, ALL, &h, &seen))
-        return 0;
-    q->ops->remove(q, &h);
-    return 1;
-}
+#include "storage_fixture.h"
 
 /* Entries 0..n-1 with bits i; remove head, middle and tail and check what search sees. */
 static void test_holes(const char *spec, int side)
@@ -308,43 +261,6 @@ static void test_random_care(const char *spec)
     teardown(&f);
 }
 
-/* llv: a queue that fits in a small block (64 slots) holds only a small-block slab (64 KiB);
- * the entry after that brings a large block, and everything stays findable in order. */
-static void test_llv_block_sizes(void)
-{
-    enum { SMALL_SLOTS = 64, SMALL_SLAB = 64 * 1024, LARGE_SLAB_MIN = 256 * 1024 };
-    fixture_t f;
-    vm_hit_t h;
-    uint64_t seen;
-    setup(&f, "storage=llv", VM_UMQ);
-    vm_queue_t *q = f.q;
-    for (int i = 0; i < SMALL_SLOTS; i++)
-        REQUIRE(q->ops->append(q, (vmatch_bits_t)i, ALL, P(i), (uint64_t)i) == VMATCH_OK);
-    uint64_t small = f.env.mem.bytes;
-    CHECK(small >= SMALL_SLAB && small < SMALL_SLAB + 4096);
-    REQUIRE(q->ops->append(q, SMALL_SLOTS, ALL, P(SMALL_SLOTS), SMALL_SLOTS) == VMATCH_OK);
-    CHECK(f.env.mem.bytes >= small + LARGE_SLAB_MIN);
-    for (int i = 0; i <= SMALL_SLOTS; i++) {
-        CHECK(find(q, (vmatch_bits_t)i, ALL, &h, &seen) == P(i));
-        CHECK_EQ(seen, i + 1);
-    }
-    teardown(&f);
-}
-
-/* True when spec names a kernel this CPU cannot run (said once, on stdout). */
-static int kernel_missing(const char *spec)
-{
-    const char *k = strstr(spec, "simd=");
-    char name[16];
-    if (!k)
-        return 0;
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(k + 5, " "), k + 5);
-    if (vmatch_simd_available(name) == 1)
-        return 0;
-    printf("test_storage: \"%s\" NOT RUN: this CPU or build has no %s kernel\n", spec, name);
-    return 1;
-}
-
 int main(void)
 {
     static const char *const specs[] = {"storage=ll",
@@ -372,6 +288,5 @@ int main(void)
         test_enomem(specs[s]);
     }
     test_block_recycling();
-    test_llv_block_sizes();
     return check_report("test_storage");
 }

@@ -1,10 +1,11 @@
-/* pool.c -- accounted allocation and slab pools of fixed-size objects.
+/* pool.c -- accounted allocation and pools of fixed-size objects.
  *
- * A slab is a power-of-two sized, equally aligned region from mmap, so the slab of an object
- * is found by masking its address.  Its header (the first 64 bytes) keeps a free list and a
- * count of live objects; slabs with free objects sit on the pool's partial list.  A slab
- * that empties is unmapped, except one kept to absorb a queue that oscillates around a slab
- * boundary.  mmap gives fresh pages, so a NUMA policy set before first touch places them.
+ * Small objects live in slabs: regions aligned to the pool's largest slab size, so the slab
+ * of an object is found by masking its address (the tiny first slab, anywhere, by its
+ * address range).  A slab's header (its first 64 bytes) keeps a free list and a count of
+ * live objects; slabs with free objects sit on the pool's partial list.  Objects of more
+ * than half a page are allocated one by one.  Memory comes from malloc, or from mmap with a
+ * NUMA policy set before first touch when the engine names a node.
  */
 #define _GNU_SOURCE
 #include "pool.h"
@@ -17,7 +18,26 @@
 #include <numaif.h>
 #endif
 
-enum { SLAB_HEADER = 64, SLAB_MIN = 64 * 1024, SLAB_MIN_OBJECTS = 8, CACHE_BYTES = 8192 };
+/* Slabs start small and grow as the pool does: a first slab of at most TINY bytes from malloc
+ * when it holds at least two objects, else one page; then each new slab holds as many objects
+ * as the pool already has, up to SLAB_MAX.  So an engine that queued a few entries holds a
+ * KiB, not 64 KiB, and one that queued millions has few slabs.  Empty slabs are kept up to
+ * RESERVE bytes (what the one spare 64 KiB slab of the fixed-size design held), so a queue
+ * that fills and drains over and over does not map and unmap each time (mmap and munmap
+ * were measured at 5 to 15 times the cost of the operations).  Objects over BIG bytes are
+ * allocated one by one from malloc (mmap when the engine names a NUMA node), and the cache
+ * of returned ones is emptied when the last object out comes back: a drained engine holds
+ * none. */
+enum {
+    SLAB_HEADER = 64,
+    PAGE = 4096,
+    SLAB_MAX = 64 * 1024,
+    RESERVE = 64 * 1024,
+    CACHE_BYTES = 8192,
+    TINY = 1024,
+    TINY_MIN_OBJECTS = 2,
+    BIG = PAGE / 2
+};
 
 struct vm_slab {
     vm_slab_t *prev, *next;         /* partial list */
@@ -25,7 +45,9 @@ struct vm_slab {
     void *free;                     /* returned objects, linked through their first word */
     uint32_t used;                  /* live objects */
     uint32_t bump;                  /* objects never handed out start here */
+    uint32_t cap;                   /* objects it holds */
     int on_partial;
+    size_t bytes; /* its size */
 };
 
 _Static_assert(sizeof(vm_slab_t) <= SLAB_HEADER, "slab header fits its cache line");
@@ -63,6 +85,38 @@ void vm_mem_free(vm_mem_t *m, void *p, size_t n)
     free(p);
 }
 
+/* n bytes on a cache line from malloc: LINE_PAD more, the start moved up to a line, and the
+ * distance kept in the byte before it.  glibc's aligned_alloc takes a slow path that was
+ * measured at several times a malloc's cost, and short queues grow and shrink often. */
+static void *line_alloc(size_t n)
+{
+    unsigned char *raw = malloc(n + VM_LINE_PAD);
+    if (!raw)
+        return NULL;
+    unsigned char *a = (unsigned char *)(((uintptr_t)raw + VM_LINE_PAD) & ~(uintptr_t)63);
+    a[-1] = (unsigned char)(a - raw);
+    return a;
+}
+
+static void line_free(void *a)
+{
+    free((unsigned char *)a - ((unsigned char *)a)[-1]);
+}
+
+void *vm_mem_alloc_line(vm_mem_t *m, size_t n)
+{
+    void *p = mem_take(m) ? line_alloc(n) : NULL;
+    if (p)
+        m->bytes += n + VM_LINE_PAD;
+    return p;
+}
+
+void vm_mem_free_line(vm_mem_t *m, void *p, size_t n)
+{
+    m->bytes -= n + VM_LINE_PAD;
+    line_free(p);
+}
+
 int vm_numa_available(void)
 {
 #ifdef VMATCH_HAVE_NUMA
@@ -81,21 +135,20 @@ int vm_numa_nodes(void)
     return 1;
 }
 
-/* An aligned region of `size` bytes (a power of two), placed as m->numa asks. */
-static void *slab_map(vm_mem_t *m, size_t size)
+/* A region of `bytes` bytes (a multiple of PAGE) starting at a multiple of align (a power of
+ * two) from mmap, placed as m->numa asks. */
+static void *region_map(vm_mem_t *m, size_t bytes, size_t align)
 {
-    if (!mem_take(m))
-        return NULL;
-    /* Map twice the size and trim both ends to get a region aligned to its size. */
-    char *raw =
-        mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Map enough to hold an aligned region, then trim both ends. */
+    size_t span = bytes + (align > PAGE ? align - PAGE : 0);
+    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
-    char *start = (char *)(((uintptr_t)raw + size - 1) & ~(uintptr_t)(size - 1));
+    char *start = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
     if (start > raw)
         munmap(raw, (size_t)(start - raw));
-    if (start + size < raw + 2 * size)
-        munmap(start + size, (size_t)(raw + 2 * size - (start + size)));
+    if (start + bytes < raw + span)
+        munmap(start + bytes, (size_t)(raw + span - (start + bytes)));
 #ifdef VMATCH_HAVE_NUMA
     /* Placement is a preference, set before first touch.  mbind is called directly because
      * libnuma's helpers print to the caller's stderr when the kernel refuses (containers);
@@ -105,17 +158,42 @@ static void *slab_map(vm_mem_t *m, size_t size)
         if (m->numa >= 0)
             node_mask[m->numa / 64] = 1ul << (m->numa % 64);
         /* MPOL_PREFERRED with an empty mask means "the node of the CPU that touches it". */
-        (void)mbind(start, size, MPOL_PREFERRED, node_mask, 16 * 64, 0);
+        (void)mbind(start, bytes, MPOL_PREFERRED, node_mask, 16 * 64, 0);
     }
+#else
+    (void)m;
 #endif
-    m->bytes += size;
     return start;
 }
 
-static void slab_unmap(vm_mem_t *m, void *s, size_t size)
+/* A region of p: bytes at a multiple of align, with accounting; NULL when memory runs out.
+ * Slabs are mapped (their alignment is large, and the NUMA policy applies); the tiny slab
+ * and big objects come from malloc unless they are to be placed on a named node. */
+static void *region_get(vm_pool_t *p, size_t bytes, size_t align, int map)
 {
-    munmap(s, size);
-    m->bytes -= size;
+    vm_mem_t *m = p->mem;
+    if (!mem_take(m))
+        return NULL;
+    bytes = map ? (bytes + PAGE - 1) & ~(size_t)(PAGE - 1) : bytes + VM_LINE_PAD;
+    void *r = map ? region_map(m, bytes, align) : line_alloc(bytes - VM_LINE_PAD);
+    if (r) {
+        m->bytes += bytes;
+        p->bytes += bytes;
+    }
+    return r;
+}
+
+static void region_put(vm_pool_t *p, void *r, size_t bytes, int map)
+{
+    if (map) {
+        bytes = (bytes + PAGE - 1) & ~(size_t)(PAGE - 1);
+        munmap(r, bytes);
+    } else {
+        bytes += VM_LINE_PAD;
+        line_free(r);
+    }
+    p->mem->bytes -= bytes;
+    p->bytes -= bytes;
 }
 
 static void partial_push(vm_pool_t *p, vm_slab_t *s)
@@ -139,51 +217,107 @@ static void partial_unlink(vm_pool_t *p, vm_slab_t *s)
     s->on_partial = 0;
 }
 
+/* Bytes of a slab of cap objects of p, rounded up to a page. */
+static size_t slab_bytes(const vm_pool_t *p, uint64_t cap)
+{
+    return (SLAB_HEADER + (size_t)cap * p->obj_size + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
+
 void vm_pool_init(vm_pool_t *p, vm_mem_t *m, size_t obj_size)
 {
-    size_t slab = SLAB_MIN;
     obj_size = (obj_size + 15) & ~(size_t)15;
-    while (slab < SLAB_HEADER + SLAB_MIN_OBJECTS * obj_size)
-        slab *= 2;
-    *p = (vm_pool_t){.mem = m, .obj_size = obj_size, .slab_size = slab};
-    p->per_slab = (uint32_t)((slab - SLAB_HEADER) / obj_size);
+    *p = (vm_pool_t){.mem = m, .obj_size = obj_size, .big = obj_size > BIG};
     size_t cache = CACHE_BYTES / obj_size;
     p->cache_max = cache < 1 ? 1 : cache > VM_POOL_CACHE ? VM_POOL_CACHE : (uint32_t)cache;
+    if (p->big) { /* objects one by one: mapped (a page each) only to place them on a node */
+        p->mapped = m->numa >= 0 && vm_numa_available();
+        return;
+    }
+    size_t tiny = (TINY - SLAB_HEADER) / obj_size;
+    if (tiny >= TINY_MIN_OBJECTS && m->numa < 0) /* a multiple of 64: objects stay aligned */
+        p->tiny_bytes = (uint32_t)((SLAB_HEADER + tiny * obj_size + 63) & ~(size_t)63);
+    p->first_cap = (uint32_t)((PAGE - SLAB_HEADER) / obj_size);
+    p->max_cap = (uint32_t)((SLAB_MAX - SLAB_HEADER) / obj_size);
+    p->align = PAGE;
+    while (p->align < slab_bytes(p, p->max_cap))
+        p->align *= 2;
+}
+
+/* Take slab s (empty, off the partial list) off the list of every slab and give it back. */
+static void slab_drop(vm_pool_t *p, vm_slab_t *s)
+{
+    if (s->all_prev)
+        s->all_prev->all_next = s->all_next;
+    else
+        p->slabs = s->all_next;
+    if (s->all_next)
+        s->all_next->all_prev = s->all_prev;
+    p->nslabs--;
+    p->capacity -= s->cap;
+    int tiny = s == p->tiny;
+    if (tiny)
+        p->tiny = NULL;
+    region_put(p, s, s->bytes, !tiny);
+}
+
+/* Give back the big objects in the cache. */
+static void cache_flush(vm_pool_t *p)
+{
+    while (p->ncached) {
+        void *obj = p->cache;
+        p->cache = *(void **)obj;
+        p->ncached--;
+        region_put(p, obj, p->obj_size, p->mapped);
+        p->nbig--;
+    }
 }
 
 void vm_pool_fini(vm_pool_t *p)
 {
-    vm_slab_t *s = p->slabs;
-    while (s) {
-        vm_slab_t *next = s->all_next;
-        slab_unmap(p->mem, s, p->slab_size);
-        s = next;
-    }
-    p->slabs = p->partial = p->spare = NULL;
-    p->nslabs = 0;
+    if (p->big)
+        cache_flush(p);
+    while (p->slabs)
+        slab_drop(p, p->slabs);
+    p->partial = NULL;
+    p->cache = NULL;
     p->ncached = 0;
+    p->nbig = p->empty = 0;
 }
 
-void *vm_pool_get(vm_pool_t *p)
+/* A new slab on the partial list: as many objects as the pool holds (the footprint doubles),
+ * at least a first slab's and at most max_cap; the tiny slab when the pool has none.  NULL
+ * when memory runs out. */
+static vm_slab_t *slab_new(vm_pool_t *p)
 {
-    if (p->ncached)
-        return p->cache[--p->ncached];
+    uint64_t cap = p->capacity < p->first_cap ? p->first_cap
+                   : p->capacity > p->max_cap ? p->max_cap
+                                              : p->capacity;
+    int tiny = !p->capacity && p->tiny_bytes;
+    size_t bytes = tiny ? p->tiny_bytes : slab_bytes(p, cap);
+    vm_slab_t *s = region_get(p, bytes, tiny ? 64 : p->align, !tiny);
+    if (!s)
+        return NULL;
+    if (tiny)
+        p->tiny = s;
+    /* The page rounding may leave room for more objects: use it. */
+    cap = (bytes - SLAB_HEADER) / p->obj_size;
+    *s = (vm_slab_t){.all_next = p->slabs, .cap = (uint32_t)cap, .bytes = bytes};
+    if (p->slabs)
+        p->slabs->all_prev = s;
+    p->slabs = s;
+    p->nslabs++;
+    p->capacity += cap;
+    p->empty += bytes; /* until its first object goes out */
+    partial_push(p, s);
+    return s;
+}
+
+/* An object from a slab, or NULL. */
+static void *slab_get(vm_pool_t *p)
+{
     vm_slab_t *s = p->partial;
-    if (!s && p->spare) {
-        s = p->spare;
-        p->spare = NULL;
-        partial_push(p, s);
-    } else if (!s) {
-        s = slab_map(p->mem, p->slab_size);
-        if (!s)
-            return NULL;
-        *s = (vm_slab_t){.all_next = p->slabs};
-        if (p->slabs)
-            p->slabs->all_prev = s;
-        p->slabs = s;
-        p->nslabs++;
-        partial_push(p, s);
-    }
+    if (!s && !(s = slab_new(p)))
+        return NULL;
     void *obj;
     if (s->free) {
         obj = s->free;
@@ -192,35 +326,74 @@ void *vm_pool_get(vm_pool_t *p)
         obj = (char *)s + SLAB_HEADER + (size_t)s->bump * p->obj_size;
         s->bump++;
     }
-    if (++s->used == p->per_slab)
+    if (s->used++ == 0)
+        p->empty -= s->bytes;
+    if (s->used == s->cap)
         partial_unlink(p, s);
     return obj;
 }
 
-void vm_pool_put(vm_pool_t *p, void *obj)
+void *vm_pool_get(vm_pool_t *p)
 {
-    if (p->ncached < p->cache_max) {
-        p->cache[p->ncached++] = obj;
-        return;
+    void *obj;
+    if (p->ncached) {
+        obj = p->cache;
+        p->cache = *(void **)obj;
+        p->ncached--;
+    } else {
+        obj =
+            p->big ? region_get(p, p->obj_size, p->mapped ? PAGE : 64, p->mapped) : slab_get(p);
+        if (!obj)
+            return NULL;
+        p->nbig += p->big;
     }
-    vm_slab_t *s = (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->slab_size - 1));
+    return obj;
+}
+
+/* Return obj to its slab.  A slab that empties stays (on the partial list) while the empty
+ * slabs hold at most RESERVE bytes; past that it is given back. */
+static void slab_put(vm_pool_t *p, void *obj)
+{
+    /* The tiny slab is wherever malloc put it; the others start at a multiple of align.  (With
+     * no tiny slab the difference is the address itself, never below tiny_bytes.) */
+    vm_slab_t *s = (uintptr_t)obj - (uintptr_t)p->tiny < p->tiny_bytes
+                       ? p->tiny
+                       : (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->align - 1));
     *(void **)obj = s->free;
     s->free = obj;
     if (!s->on_partial)
         partial_push(p, s);
     if (--s->used > 0)
         return;
-    partial_unlink(p, s);
-    if (!p->spare) {
-        p->spare = s;
+    if (p->empty + s->bytes <= RESERVE) {
+        p->empty += s->bytes;
         return;
     }
-    if (s->all_prev)
-        s->all_prev->all_next = s->all_next;
-    else
-        p->slabs = s->all_next;
-    if (s->all_next)
-        s->all_next->all_prev = s->all_prev;
-    p->nslabs--;
-    slab_unmap(p->mem, s, p->slab_size);
+    partial_unlink(p, s);
+    slab_drop(p, s);
+}
+
+/* vm_pool_put past the cache, or of a big pool's last object out. */
+__attribute__((noinline)) static void pool_put_slow(vm_pool_t *p, void *obj)
+{
+    if (!p->big) {
+        slab_put(p, obj);
+        return;
+    }
+    region_put(p, obj, p->obj_size, p->mapped);
+    p->nbig--;
+    if (p->nbig == p->ncached) /* none out */
+        cache_flush(p);
+}
+
+void vm_pool_put(vm_pool_t *p, void *obj)
+{
+    /* (a big object goes to the cache only while others are out) */
+    if (p->ncached < p->cache_max && (!p->big || p->nbig > p->ncached + 1)) {
+        *(void **)obj = p->cache;
+        p->cache = obj;
+        p->ncached++;
+        return;
+    }
+    pool_put_slow(p, obj);
 }

@@ -3,12 +3,12 @@
  *
  * Blocks keep their slots in queue order, as in lla: appends go at the tail of the last
  * block, a removal clears the slot's live bit (a hole), a hole at either end of a block moves
- * its head or tail index (edge trimming), and a block that empties goes back to the pool
- * unless it is the queue's only one.  What differs is the layout (llv.h): lanes instead of
- * records, so a kernel compares a whole vector of fingerprints or match bits per instruction,
- * and a search starts at the first group holding the head instead of at the first vector of
- * the block, so removals at the head never leave a vector of dead slots to re-read (the
- * thesis design only moved its start pointer when a whole vector emptied).
+ * its head or tail index (edge trimming), and a block that empties is given back.  A queue's
+ * blocks grow from 8 slots to llv.block (block.c).  What differs is the layout (llv.h): lanes
+ * instead of records, so a kernel compares a whole vector of fingerprints or match bits per
+ * instruction, and a search starts at the first group holding the head instead of at the first
+ * vector of the block, so removals at the head never leave a vector of dead slots to re-read
+ * (the thesis design only moved its start pointer when a whole vector emptied).
  *
  * Short queues do not pay for the vectors: a search first compares the queue's head entry
  * with plain scalar code, walks a queue of at most VM_LLV_SHORT entries slot by slot, and
@@ -21,58 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Block sizes: a queue that fits in one small block gets a small one, so short queues (most
- * of them) hold one 64 KiB pool slab per side like lla and keep their lanes within a page or
- * two; longer queues get llv.block slots per block, large enough that the per-block work of
- * a search and the jumps between fingerprint lanes vanish.  Measured in docs/storages.md. */
-enum { SMALL = 0, LARGE = 1, SMALL_SLOTS = VM_LLV_GROUP };
-
-typedef struct vm_llv {
-    vm_queue_t base;
-    vm_llv_block_t *head, *tail;
-    const vm_llv_kernel_t *kern;
-    vm_llv_geom_t geo[2]; /* SMALL, LARGE */
-    vm_pool_t *pool[2];   /* the same pool twice when llv.block is the small size */
-    /* PRQ fingerprint classes (llv.h): the care mask of each, and its live entries; a class
-     * without live entries is free for the next new care mask. */
-    uint64_t cls_care[VM_LLV_CLASSES];
-    uint64_t cls_live[VM_LLV_CLASSES];
-} vm_llv_t;
-
-enum { CACHE_LINE = 64 };
-
 extern const vm_storage_t vm_llv_storage;
 extern const vm_module_t vm_llv_module;
-
-/* n rounded up to a cache line, so every lane starts on one (vector loads stay aligned). */
-static uint32_t round_line(size_t n)
-{
-    return (uint32_t)((n + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1));
-}
-
-void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side)
-{
-    int prq = side == VM_PRQ;
-    uint32_t groups = slots / VM_LLV_GROUP;
-    uint32_t off =
-        round_line(sizeof(vm_llv_block_t) + (prq ? 2u : 1u) * groups * sizeof(uint64_t));
-    *g = (vm_llv_geom_t){.slots = slots, .groups = groups, .has_wild = prq};
-    /* Every lane is a whole number of groups, and a group of any lane is a multiple of 64
-     * bytes (128 for fingerprints, 512 for the 64-bit lanes), so each lane stays aligned. */
-    g->fp = off;
-    off += slots * (uint32_t)sizeof(uint16_t);
-    g->bits = off;
-    off += slots * (uint32_t)sizeof(uint64_t);
-    if (prq) {
-        g->care = off;
-        off += slots * (uint32_t)sizeof(uint64_t);
-    }
-    g->payload = off;
-    off += slots * (uint32_t)sizeof(uint64_t);
-    g->seq = off;
-    off += slots * (uint32_t)sizeof(uint64_t);
-    g->size = off;
-}
 
 const vm_llv_kernel_t *vm_llv_kernel(int simd)
 {
@@ -95,20 +45,18 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     const vm_llv_kernel_t *kern = vm_llv_kernel((int)env->cfg->simd);
     if (!kern) /* the spec parser resolved and checked simd; this is a build mismatch */
         return VMATCH_EUNSUPPORTED;
-    vm_llv_geom_t geo[2];
-    vm_llv_geom_init(&geo[SMALL], SMALL_SLOTS, side);
     const vm_llv_config_t *cfg = vm_module_cfg(env->cfg, &vm_llv_module);
-    vm_llv_geom_init(&geo[LARGE], cfg->block, side);
-    vm_pool_t *small = vm_env_pool(env, geo[SMALL].size);
-    vm_pool_t *large = small ? vm_env_pool(env, geo[LARGE].size) : NULL;
-    vm_llv_t *l = large ? vm_mem_alloc(&env->mem, sizeof *l) : NULL;
+    vm_llv_t *l = vm_mem_alloc(&env->mem, sizeof *l);
     if (!l)
         return VMATCH_ENOMEM;
     *l = (vm_llv_t){.base = {.ops = &vm_llv_storage, .env = env, .side = side},
                     .kern = kern,
-                    .geo = {geo[SMALL], geo[LARGE]},
-                    .pool = {small, large},
-                    .cls_care = {~(uint64_t)0}};
+                    .large = cfg->block};
+    /* The pools now, so that running out of pool sizes fails here and not at some append. */
+    if (vm_llv_pools(l) < 0) {
+        vm_mem_free(&env->mem, l, sizeof *l);
+        return VMATCH_ENOMEM;
+    }
 #ifdef VMATCH_SIMD_DEBUG
     fprintf(stderr, "vmatch: llv %s queue searches with the %s kernel\n",
             side == VM_PRQ ? "PRQ" : "UMQ", kern->name);
@@ -117,57 +65,39 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     return VMATCH_OK;
 }
 
-/* The pool block b came from. */
-static vm_pool_t *llv_pool_of(const vm_llv_t *l, const vm_llv_block_t *b)
-{
-    return l->pool[b->geo == &l->geo[LARGE]];
-}
-
 static void llv_destroy(vm_queue_t *q)
 {
     vm_llv_t *l = (vm_llv_t *)q;
-    for (vm_llv_block_t *b = l->head, *next; b; b = next) {
-        next = b->next;
-        vm_pool_put(llv_pool_of(l, b), b);
-    }
+    vm_llv_drop_all(l);
+    if (l->cls)
+        vm_mem_free(&q->env->mem, l->cls, sizeof *l->cls);
     vm_mem_free(&q->env->mem, l, sizeof *l);
 }
 
 /* Paths off the per-match fast path: out of line, so the fast path keeps its registers. */
 #define VM_LLV_COLD __attribute__((noinline, cold))
 
-/* A new empty block at the tail of the queue, or NULL when memory runs out: small while the
- * queue fits in a small block, large after. */
-VM_LLV_COLD static vm_llv_block_t *llv_grow(vm_llv_t *l)
-{
-    int size = l->base.len < SMALL_SLOTS ? SMALL : LARGE;
-    const vm_llv_geom_t *g = &l->geo[size];
-    vm_llv_block_t *b = vm_pool_get(l->pool[size]);
-    if (!b)
-        return NULL;
-    *b = (vm_llv_block_t){.prev = l->tail, .geo = g};
-    memset(b->map, 0, (g->has_wild ? 2u : 1u) * g->groups * sizeof(uint64_t));
-    if (l->tail)
-        l->tail->next = b;
-    else
-        l->head = b;
-    l->tail = b;
-    return b;
-}
-
 /* The fingerprint class (1 ..) of a new PRQ entry with this care mask, not all ones, taking a
- * free class for a new mask; -1 when the table is full. */
+ * free class for a new mask; -1 when the table is full or cannot be made (the entry then
+ * gets a wild bit: slower to search, never wrong). */
 static int llv_class_of(vm_llv_t *l, uint64_t care)
 {
+    vm_llv_classes_t *c = l->cls;
+    if (!c) {
+        c = l->cls = vm_mem_calloc(&l->base.env->mem, sizeof *c);
+        if (!c)
+            return -1;
+        c->care[0] = ~(uint64_t)0;
+    }
     int free = -1;
     for (int k = 1; k < VM_LLV_CLASSES; k++) {
-        if (l->cls_live[k] && l->cls_care[k] == care)
+        if (c->live[k] && c->care[k] == care)
             return k;
-        if (!l->cls_live[k] && free < 0)
+        if (!c->live[k] && free < 0)
             free = k;
     }
     if (free > 0)
-        l->cls_care[free] = care;
+        c->care[free] = care;
     return free;
 }
 
@@ -182,7 +112,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
         b->wild++;
         return bits;
     }
-    l->cls_live[k]++;
+    l->cls->live[k]++;
     b->classes |= 1u << k;
     return bits & care;
 }
@@ -198,10 +128,11 @@ VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t
         b->wild--;
         return;
     }
+    vm_llv_classes_t *c = l->cls; /* it has a class, so the table exists */
     int k = VM_LLV_CLASSES - 1;
-    while (k > 1 && !(l->cls_live[k] && l->cls_care[k] == care))
+    while (k > 1 && !(c->live[k] && c->care[k] == care))
         k--;
-    l->cls_live[k]--;
+    c->live[k]--;
 }
 
 /* Write an entry into the next slot of b, which has room; hashed is what its fingerprint is
@@ -233,10 +164,13 @@ __attribute__((noinline)) static int llv_append_slow(vm_llv_t *l, uint64_t bits,
 {
     vm_llv_block_t *b = l->tail;
     uint64_t hashed = bits;
+    if (b && !l->base.len) /* a kept block (vm_llv_emptied), which has room */
+        l->base.env->mem.kept--;
     if (!b || b->tail == b->geo->slots) {
-        b = llv_grow(l);
-        if (!b)
-            return VMATCH_ENOMEM;
+        int rc = vm_llv_room(l);
+        if (rc < 0)
+            return rc;
+        b = l->tail;
     }
     if (l->base.side == VM_PRQ && care != ~(uint64_t)0)
         hashed = llv_book_wild(l, b, b->tail, bits, care);
@@ -251,6 +185,8 @@ static int llv_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, voi
     vm_llv_block_t *b = l->tail;
     if (!b || b->tail == b->geo->slots || (q->side == VM_PRQ && care != ~(vmatch_bits_t)0))
         return llv_append_slow(l, bits, care, payload, seq);
+    if (!q->len) /* the block the empty queue kept (vm_llv_emptied) is in use again */
+        q->env->mem.kept--;
     llv_put(l, b, bits, bits, care, payload, seq);
     return VMATCH_OK;
 }
@@ -348,10 +284,11 @@ __attribute__((noinline)) static int llv_search(vm_llv_t *l, vmatch_bits_t key,
     int found;
     if (prq || keycare == ~(vmatch_bits_t)0) {
         vm_llv_probe_t p = {.key = key, .classes = 1, .fp = {vm_llv_fp(key)}};
-        for (int k = 1; prq && k < VM_LLV_CLASSES; k++) {
-            if (l->cls_live[k]) {
+        const vm_llv_classes_t *c = prq ? l->cls : NULL;
+        for (int k = 1; c && k < VM_LLV_CLASSES; k++) {
+            if (c->live[k]) {
                 p.classes |= 1u << k;
-                p.fp[k] = vm_llv_fp(key & l->cls_care[k]);
+                p.fp[k] = vm_llv_fp(key & c->care[k]);
             }
         }
         found = l->kern->find_key(l->head, &p, &pos);
@@ -420,35 +357,13 @@ static uint32_t prev_live(const vm_llv_block_t *b, uint32_t i)
     return w * VM_LLV_GROUP + VM_LLV_GROUP - 1 - (uint32_t)__builtin_clzll(m);
 }
 
-/* Block b has emptied: keep it if it is the queue's only one, else unlink it and give it
- * back to the pool. */
-VM_LLV_COLD static void llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
-{
-    if (!b->prev && !b->next) {
-        /* The queue's only block stays: a short queue that empties and refills on every
-         * match then never goes to the pool (measured for lla; the same holds here). */
-        b->head = b->tail = b->start = 0;
-        b->classes = 0;
-        return;
-    }
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        l->head = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
-    else
-        l->tail = b->prev;
-    vm_pool_put(llv_pool_of(l, b), b);
-}
-
 /* Slot i of b has been cleared: count it out, then trim the block's edges or drop it. */
 static inline __attribute__((always_inline)) void llv_settle(vm_llv_t *l, vm_llv_block_t *b,
                                                              uint32_t i)
 {
     l->base.len--;
     if (--b->live == 0) {
-        llv_emptied(l, b);
+        vm_llv_emptied(l, b);
     } else if (i == b->head) { /* (head and tail at once would have emptied the block) */
         b->head = next_live(b, i);
         b->start = b->head / VM_LLV_GROUP;
@@ -514,9 +429,9 @@ const vm_storage_t vm_llv_storage = {
  * noise; at 4096 entries all are level.  The per-block work of a search (a pointer hop, the
  * jump to another fingerprint lane, ~40 instructions) is what large blocks amortize.  1024
  * is the smallest of the level ones and holds the least memory of them (a PRQ block is
- * 35 KiB, 14 to a 512 KiB slab: 50 bytes per entry at 32768 entries against 66 for 2048).
- * Blocks are whole 64-slot groups (one bitmap word each); the largest keeps a block of the
- * PRQ side (34 bytes a slot) under 160 KiB. */
+ * 35 KiB, allocated on its own: 34.5 bytes per entry at 32768 entries).  Blocks are whole
+ * 64-slot groups (one bitmap word each); the largest keeps a block of the PRQ side (34 bytes
+ * a slot) under 160 KiB. */
 static const vm_llv_config_t llv_default = {.block = 1024};
 
 static const vm_key_t llv_keys[] = {

@@ -1,6 +1,7 @@
 /* llv.h -- storage=llv internals shared by the queue (llv.c) and its search kernels.
  *
- * A block holds llv.block slots as separate lanes, each a 64-byte aligned array:
+ * A block holds its slots (8 to llv.block, block.c) as separate lanes, each a 64-byte aligned
+ * array:
  *
  *     header   next/prev, head/tail/start, counts, then one 64-bit word per group of 64
  *              slots: the live bitmap, and on the PRQ side the wild bitmap
@@ -41,8 +42,9 @@ typedef struct vm_llv_config {
     uint32_t block; /* llv.block: slots per large block, a multiple of VM_LLV_GROUP */
 } vm_llv_config_t;
 
-/* Where the lanes of a block are.  A queue has two block sizes (llv.c): small blocks while
- * it is short, llv.block slots once it is long; each block points at its geometry. */
+/* Where the lanes of a block are.  A queue's blocks grow from VM_LLV_FIRST slots to llv.block
+ * (block.c); each block points at the geometry of its size, one shared table for every
+ * engine. */
 typedef struct vm_llv_geom {
     uint32_t slots, groups;
     uint32_t fp, bits, care, payload, seq; /* byte offsets in the block; care 0 on the UMQ */
@@ -63,8 +65,19 @@ typedef struct vm_llv_block {
     uint64_t map[];      /* live bitmap (groups words), then on the PRQ the wild bitmap */
 } vm_llv_block_t;
 
-/* Lay out blocks of `slots` slots (a multiple of VM_LLV_GROUP) for side. */
+/* Slots of a queue's first block: the fewest that keep every 64-bit lane a whole cache line,
+ * so a vector of 8 lanes never straddles two (measured in docs/storages.md). */
+#define VM_LLV_FIRST 8
+
+/* Lay out blocks of `slots` slots for side: VM_LLV_FIRST times a power of two below
+ * VM_LLV_GROUP, or a multiple of VM_LLV_GROUP.  A block of fewer than VM_LLV_GROUP slots has
+ * one partial group: the kernels still read a whole group of fingerprints (128 bytes), which
+ * the layout keeps inside the block (the lanes after it), and its bitmap word discards the
+ * slots past the end. */
 void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side);
+
+/* The shared geometry of blocks of `slots` slots (as for vm_llv_geom_init, at most 4096). */
+const vm_llv_geom_t *vm_llv_geom(uint32_t slots, int side);
 
 static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b)
 {
@@ -160,5 +173,37 @@ extern const vm_llv_kernel_t vm_llv_avx2, vm_llv_avx512;
 
 /* The kernel for spec value simd (enum vm_simd, resolved), or NULL when not built. */
 const vm_llv_kernel_t *vm_llv_kernel(int simd);
+
+/* PRQ fingerprint classes: the care mask of each (class 0 is all ones), and its live entries;
+ * a class without live entries is free for the next new care mask.  Made at a queue's first
+ * wildcard receive, so a queue that never sees one (the UMQ, pnp's partner queues) does not
+ * carry it. */
+typedef struct vm_llv_classes {
+    uint64_t care[VM_LLV_CLASSES];
+    uint64_t live[VM_LLV_CLASSES];
+} vm_llv_classes_t;
+
+/* One llv queue: 72 bytes, all an empty queue costs (pnp keeps thousands). */
+typedef struct vm_llv {
+    vm_queue_t base;
+    vm_llv_block_t *head, *tail; /* NULL when empty: an empty queue holds no block */
+    const vm_llv_kernel_t *kern;
+    vm_llv_classes_t *cls;          /* NULL until the first wildcard receive */
+    uint32_t large;                 /* llv.block */
+    uint8_t pool_first, pool_large; /* env->pools of first and llv.block blocks */
+} vm_llv_t;
+
+/* block.c: the blocks of a queue. */
+/* Set up the pools of l's blocks (no memory is taken): VMATCH_OK, or VMATCH_ENOMEM when the
+ * engine has no pool sizes left. */
+int vm_llv_pools(vm_llv_t *l);
+/* Make room for one append at the tail of l: a first block, a larger or compacted copy of a
+ * full only block, or a new llv.block block.  VMATCH_OK, or VMATCH_ENOMEM with l unchanged. */
+int vm_llv_room(vm_llv_t *l);
+/* Block b has emptied: keep it if it is the queue's only one, a first block, and the engine
+ * has room (VM_MEM_KEPT), else drop it. */
+void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b);
+/* Give back every block of l. */
+void vm_llv_drop_all(vm_llv_t *l);
 
 #endif

@@ -57,9 +57,8 @@ VM_LLV_INLINE uint32_t vm_llv_verify(const uint64_t *bits, const uint64_t *care,
  * does not follow the jump from one block to the next, to take over. */
 #define VM_LLV_PREFETCH_LINES 4
 
-/* Prefetch the header and the first fingerprint lines of block b, guessing that it has the
- * geometry g of the block before it (true but for the first large block after a small one;
- * a wrong guess only wastes the hint). */
+/* Prefetch the header and the first fingerprint lines of block b, which has the geometry g of
+ * the block before it: a queue of several blocks has llv.block blocks only (block.c). */
 VM_LLV_INLINE void vm_llv_prefetch(const vm_llv_block_t *b, const vm_llv_geom_t *g)
 {
     __builtin_prefetch(b);

@@ -1,0 +1,287 @@
+/* block.c -- the blocks of an llv queue: their layouts, where they come from, and how a queue
+ * grows and shrinks.
+ *
+ * A queue starts with one block of VM_LLV_FIRST slots.  While it has only one block, a full
+ * block is replaced by a copy holding its live entries in order, compacted, in a block of
+ * the size of the sequence VM_LLV_FIRST, 2 VM_LLV_FIRST, 4 VM_LLV_FIRST, ... (at most
+ * llv.block) that holds twice them: the block doubles as the queue grows, shrinks when a
+ * burst has gone, and is compacted in place when that size is its own.  Once the only block
+ * is an llv.block one more than half full, further blocks of llv.block slots are linked
+ * behind it, as before.  So a queue of several blocks has llv.block blocks only, and a long
+ * search crosses as many blocks as with fixed-size blocks.  A block that empties is given
+ * back, the last one too, unless it is a first block and fewer than VM_MEM_KEPT empty queues
+ * of the engine keep theirs: an empty queue holds at most a first block, and all but a few
+ * hold none.
+ *
+ * Where blocks come from: first blocks and llv.block blocks from the engine's pools (two
+ * sizes per side), the sizes between, at most one block per queue and allocated once per
+ * doubling, from malloc with accounting (vm_mem_alloc_line): a pool per size would take six
+ * more pool sizes per side and keep a slab for each.  A queue that empties and refills (a
+ * 1-entry queue: every match) then takes its first block from the pool's cache of returned
+ * objects.  Measured in docs/storages.md.
+ */
+#include "llv.h"
+
+#include <string.h>
+
+/* The layout of a block of s slots, prq 1 on the PRQ side, as constant expressions so that
+ * every geometry is in one read-only table.  Every lane starts on a cache line; the
+ * fingerprints of a partial group take one line, and the lanes after them (at least 3 * 64
+ * bytes) keep the 128-byte group read of the kernels inside the block. */
+#define LINE(n)         (((n) + 63u) / 64u * 64u)
+#define GROUPS(s)       (((s) + VM_LLV_GROUP - 1u) / VM_LLV_GROUP)
+#define HEAD(prq, s)    LINE((uint32_t)sizeof(vm_llv_block_t) + ((prq) + 1u) * GROUPS(s) * 8u)
+#define FPS(prq, s)     (HEAD(prq, s) + LINE(2u * (s)))
+#define LANE(prq, s, k) (FPS(prq, s) + (k)*8u * (s))
+#define GEOM(prq, s)                                                                           \
+    {                                                                                          \
+        .slots = (s), .groups = GROUPS(s), .fp = HEAD(prq, s), .bits = LANE(prq, s, 0),        \
+        .care = (prq) ? LANE(prq, s, 1) : 0, .payload = LANE(prq, s, 1u + (prq)),              \
+        .seq = LANE(prq, s, 2u + (prq)), .size = LANE(prq, s, 3u + (prq)), .has_wild = (prq)   \
+    }
+
+_Static_assert(LANE(0, VM_LLV_FIRST, 3) - HEAD(0, VM_LLV_FIRST) >= 2 * VM_LLV_GROUP,
+               "a group's fingerprint read stays inside the smallest block");
+_Static_assert(8 * VM_LLV_FIRST % 64 == 0, "a 64-bit lane of the first block is whole lines");
+
+/* Eight multiples of VM_LLV_GROUP from (k + 1) groups. */
+#define GEOM8(prq, k)                                                                          \
+    GEOM(prq, 64u * ((k) + 1u)), GEOM(prq, 64u * ((k) + 2u)), GEOM(prq, 64u * ((k) + 3u)),     \
+        GEOM(prq, 64u * ((k) + 4u)), GEOM(prq, 64u * ((k) + 5u)), GEOM(prq, 64u * ((k) + 6u)), \
+        GEOM(prq, 64u * ((k) + 7u)), GEOM(prq, 64u * ((k) + 8u))
+#define GEOMS(prq)                                                                             \
+    {                                                                                          \
+        GEOM(prq, 8u), GEOM(prq, 16u), GEOM(prq, 32u), GEOM8(prq, 0u), GEOM8(prq, 8u),         \
+            GEOM8(prq, 16u), GEOM8(prq, 24u), GEOM8(prq, 32u), GEOM8(prq, 40u),                \
+            GEOM8(prq, 48u), GEOM8(prq, 56u)                                                   \
+    }
+
+/* Blocks of 8, 16 and 32 slots, then every multiple of 64 up to 4096 (llv.block's range). */
+enum { SUBGROUP_SIZES = 3, MAX_SLOTS = 4096 };
+static const vm_llv_geom_t geoms[2][SUBGROUP_SIZES + MAX_SLOTS / VM_LLV_GROUP] = {
+    [VM_PRQ] = GEOMS(1u), [VM_UMQ] = GEOMS(0u)};
+
+void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side)
+{
+    uint32_t prq = side == VM_PRQ;
+    *g = (vm_llv_geom_t)GEOM(prq, slots);
+}
+
+const vm_llv_geom_t *vm_llv_geom(uint32_t slots, int side)
+{
+    uint32_t i = slots >= VM_LLV_GROUP ? SUBGROUP_SIZES - 1 + slots / VM_LLV_GROUP
+                 : slots == 8          ? 0
+                 : slots == 16         ? 1
+                                       : 2;
+    return &geoms[side][i];
+}
+
+/* The size of the sequence that holds n slots (at least VM_LLV_FIRST, at most large). */
+static uint32_t fit(uint64_t n, uint32_t large)
+{
+    uint32_t s = VM_LLV_FIRST;
+    while (s < n && s < large)
+        s *= 2;
+    return s < large ? s : large;
+}
+
+/* The pool blocks of g come from, or NULL for malloc. */
+static inline vm_pool_t *pool_of(const vm_llv_t *l, const vm_llv_geom_t *g)
+{
+    vm_pool_t *pools = l->base.env->pools;
+    return g->slots == VM_LLV_FIRST ? &pools[l->pool_first]
+           : g->slots == l->large   ? &pools[l->pool_large]
+                                    : NULL;
+}
+
+int vm_llv_pools(vm_llv_t *l)
+{
+    vm_env_t *env = l->base.env;
+    vm_pool_t *first = vm_env_pool(env, vm_llv_geom(VM_LLV_FIRST, l->base.side)->size);
+    vm_pool_t *large = vm_env_pool(env, vm_llv_geom(l->large, l->base.side)->size);
+    if (!first || !large)
+        return VMATCH_ENOMEM;
+    l->pool_first = (uint8_t)(first - env->pools);
+    l->pool_large = (uint8_t)(large - env->pools);
+    return VMATCH_OK;
+}
+
+/* A new empty block of `slots` slots, unlinked, or NULL when memory runs out. */
+static vm_llv_block_t *block_new(vm_llv_t *l, uint32_t slots)
+{
+    const vm_llv_geom_t *g = vm_llv_geom(slots, l->base.side);
+    vm_pool_t *pool = pool_of(l, g);
+    vm_llv_block_t *b =
+        pool ? vm_pool_get(pool) : vm_mem_alloc_line(&l->base.env->mem, g->size);
+    if (!b)
+        return NULL;
+    /* Field by field: a queue that empties and refills on every match comes here each time,
+     * and reads head and tail right after (a wide store of the whole header would stall the
+     * narrow loads that follow). */
+    b->next = b->prev = NULL;
+    b->geo = g;
+    b->head = b->tail = b->start = b->live = b->wild = b->classes = 0;
+    for (uint32_t w = 0; w < (g->has_wild ? 2u : 1u) * g->groups; w++)
+        b->map[w] = 0;
+    return b;
+}
+
+static void block_free(vm_llv_t *l, vm_llv_block_t *b)
+{
+    vm_pool_t *pool = pool_of(l, b->geo);
+    if (pool)
+        vm_pool_put(pool, b);
+    else
+        vm_mem_free_line(&l->base.env->mem, b, b->geo->size);
+}
+
+/* Runs shorter than this are copied slot by slot: five memmove calls cost more than the
+ * copies of a short queue's compaction (a queue of 8 moving through a 16-slot block). */
+enum { SHORT_RUN = 16 };
+
+/* Live entries up to which a full block with holes is replaced by one of four times them,
+ * not two: a queue of 8 moving through a 16-slot block was compacted every 8 appends, 14%
+ * more instructions per match at 8 entries (callgrind) than with fixed 64-slot blocks. */
+enum { SLACK_SHORT = 16 };
+
+/* Set bits [from, from + n) of map (n at most VM_LLV_GROUP - from % VM_LLV_GROUP). */
+static void set_bits(uint64_t *map, uint32_t from, uint32_t n)
+{
+    uint64_t ones = n == VM_LLV_GROUP ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    map[from / VM_LLV_GROUP] |= ones << (from % VM_LLV_GROUP);
+}
+
+/* Copy the live entries of src, in order, to slots 0, 1, ... of dst (which may be src: no
+ * entry then moves up, and memmove keeps each run intact), with their wild bits and src's
+ * class mask.  Runs of consecutive live slots move a lane at a time: a block that fills
+ * without holes, or loses only its head entries, is one run. */
+static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
+{
+    const vm_llv_geom_t *sg = src->geo, *dg = dst->geo;
+    uint32_t end = vm_llv_end(src), wild = src->wild, classes = src->classes, n = 0;
+    uint64_t live[MAX_SLOTS / VM_LLV_GROUP], wmap[MAX_SLOTS / VM_LLV_GROUP];
+    memcpy(live, src->map, end * sizeof live[0]);
+    if (wild)
+        memcpy(wmap, src->map + sg->groups, end * sizeof wmap[0]);
+    const uint16_t *sfp = vm_llv_fps(src);
+    const uint64_t *sbits = vm_llv_bits(src), *scare = vm_llv_care(src);
+    const uint64_t *spl = vm_llv_payload(src), *sseq = vm_llv_seq(src);
+    uint16_t *dfp = vm_llv_fps(dst);
+    uint64_t *dbits = vm_llv_bits(dst), *dcare = vm_llv_care(dst);
+    uint64_t *dpl = vm_llv_payload(dst), *dseq = vm_llv_seq(dst);
+    memset(dst->map, 0, (dg->has_wild ? 2u : 1u) * dg->groups * sizeof(uint64_t));
+    for (uint32_t w = src->start; w < end; w++) {
+        for (uint64_t m = live[w]; m;) {
+            uint32_t s = (uint32_t)__builtin_ctzll(m), i = w * VM_LLV_GROUP + s;
+            uint64_t rest = ~(m >> s);
+            uint32_t r = rest ? (uint32_t)__builtin_ctzll(rest) : VM_LLV_GROUP - s;
+            m &= r + s == VM_LLV_GROUP ? 0 : ~(uint64_t)0 << (r + s);
+            if (r >= SHORT_RUN) {
+                memmove(dfp + n, sfp + i, r * sizeof *dfp);
+                memmove(dbits + n, sbits + i, r * sizeof *dbits);
+                if (dcare)
+                    memmove(dcare + n, scare + i, r * sizeof *dcare);
+                memmove(dpl + n, spl + i, r * sizeof *dpl);
+                memmove(dseq + n, sseq + i, r * sizeof *dseq);
+            } else { /* ascending, so in place never overwrites what it has yet to read */
+                for (uint32_t k = 0; k < r; k++) {
+                    dfp[n + k] = sfp[i + k];
+                    dbits[n + k] = sbits[i + k];
+                    if (dcare)
+                        dcare[n + k] = scare[i + k];
+                    dpl[n + k] = spl[i + k];
+                    dseq[n + k] = sseq[i + k];
+                }
+            }
+            for (uint32_t k = 0; wild && k < r; k++) /* wmap is read only when wild */
+                if (wmap[w] >> (s + k) & 1)
+                    set_bits(dst->map + dg->groups, n + k, 1);
+            for (uint32_t k = 0; k < r;) { /* the live bits, a word at a time */
+                uint32_t room = VM_LLV_GROUP - (n + k) % VM_LLV_GROUP;
+                uint32_t span = r - k < room ? r - k : room;
+                set_bits(dst->map, n + k, span);
+                k += span;
+            }
+            n += r;
+        }
+    }
+    dst->head = dst->start = 0;
+    dst->tail = dst->live = n;
+    dst->wild = wild;
+    dst->classes = classes;
+}
+
+int vm_llv_room(vm_llv_t *l)
+{
+    uint32_t large = l->large;
+    vm_llv_block_t *t = l->tail, *b;
+    if (!t) {
+        if (!(b = block_new(l, fit(1, large))))
+            return VMATCH_ENOMEM;
+        l->head = l->tail = b;
+        return VMATCH_OK;
+    }
+    if (t == l->head && (t->geo->slots < large || t->live <= large / 2)) {
+        /* The only block: twice its live entries' worth, so at least as many appends as
+         * there are entries pass before the next copy (the copies cost O(1) per append);
+         * four times for a short queue with holes (one moving through its block), whose
+         * copies cost more than the few hundred bytes that saves. */
+        uint64_t live = t->live;
+        uint32_t slots =
+            fit(live * (live < t->geo->slots && live <= SLACK_SHORT ? 4 : 2), large);
+        if (slots == t->geo->slots) {
+            move_live(t, t);
+            return VMATCH_OK;
+        }
+        if (!(b = block_new(l, slots)))
+            return VMATCH_ENOMEM;
+        move_live(b, t);
+        l->head = l->tail = b;
+        block_free(l, t);
+        return VMATCH_OK;
+    }
+    if (!(b = block_new(l, large)))
+        return VMATCH_ENOMEM;
+    b->prev = t;
+    t->next = b;
+    l->tail = b;
+    return VMATCH_OK;
+}
+
+/* Unlink block b and give it back. */
+static void drop(vm_llv_t *l, vm_llv_block_t *b)
+{
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        l->head = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    else
+        l->tail = b->prev;
+    block_free(l, b);
+}
+
+void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
+{
+    vm_mem_t *mem = &l->base.env->mem;
+    if (!b->prev && !b->next && b->geo->slots == VM_LLV_FIRST && mem->kept < VM_MEM_KEPT) {
+        /* Kept; the next append (a queue of no entries and a block) counts it out. */
+        mem->kept++;
+        b->head = b->tail = b->start = 0;
+        b->classes = 0;
+        return;
+    }
+    drop(l, b);
+}
+
+void vm_llv_drop_all(vm_llv_t *l)
+{
+    if (l->head && !l->base.len)
+        l->base.env->mem.kept--;
+    for (vm_llv_block_t *b = l->head, *next; b; b = next) {
+        next = b->next;
+        block_free(l, b);
+    }
+    l->head = l->tail = NULL;
+}
