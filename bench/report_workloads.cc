@@ -269,12 +269,11 @@ void print_tables(FILE *f, const Report &rep, bool legend)
     if (legend)
         fprintf(f, "\n\nBytes held per queued entry at the peak: (bytes at the peak - bytes of "
                    "the empty engine) /\nentries queued then.  Where few entries are queued "
-                   "this is the first allocation (vmatch:\na 64 KiB pool slab); baselines "
+                   "this is the first allocation (vmatch:\na first pool slab); baselines "
                    "count what matching adds beyond MPI's request objects\n(see "
                    "bench/baseline_*.cc).\n\n");
     else
-        fprintf(f, "\n\nworkloads: bytes held per queued entry at the peak (vmatch: at least "
-                   "a 64 KiB slab)\n");
+        fprintf(f, "\n\nworkloads: bytes held per queued entry at the peak\n");
     column_heads(f, en, "");
     for (const Row &row : rep.rows()) {
         if (row.sweep)

@@ -437,7 +437,7 @@ static const vm_llv_config_t llv_default = {.block = 1024};
 static const vm_key_t llv_keys[] = {
     {"llv.block", VM_KEY_UINT, offsetof(vm_llv_config_t, block), VM_LLV_GROUP, 4096,
      .step = VM_LLV_GROUP,
-     .help = "slots per `llv` block once a queue outgrows its first, 64-slot block"},
+     .help = "slots of the largest `llv` block: a queue's blocks grow from 8 slots to this"},
 };
 
 static const vm_storage_t *const llv_storages[] = {&vm_llv_storage, NULL};
