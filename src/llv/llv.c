@@ -380,7 +380,8 @@ __attribute__((noinline)) static void llv_remove_wild(vm_llv_t *l, vm_llv_block_
     llv_settle(l, b, i);
 }
 
-static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
+static inline __attribute__((always_inline)) void llv_remove_hit(vm_queue_t *q,
+                                                                 const vm_hit_t *hit)
 {
     vm_llv_t *l = (vm_llv_t *)q;
     vm_llv_block_t *b = hit->where;
@@ -394,6 +395,23 @@ static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
         }
     }
     llv_settle(l, b, i);
+}
+
+static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
+{
+    llv_remove_hit(q, hit);
+}
+
+/* find and remove in one call: both inline here, so the hit never leaves registers. */
+static int llv_take(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, void **payload,
+                    uint64_t *inspected)
+{
+    vm_hit_t hit;
+    if (!llv_find(q, key, keycare, &hit, inspected))
+        return 0;
+    *payload = hit.payload;
+    llv_remove_hit(q, &hit);
+    return 1;
 }
 
 static void llv_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
@@ -420,6 +438,7 @@ const vm_storage_t vm_llv_storage = {
     .find = llv_find,
     .find_payload = llv_find_payload,
     .remove = llv_remove,
+    .take = llv_take,
     .each = llv_each,
 };
 
