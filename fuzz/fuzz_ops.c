@@ -3,9 +3,12 @@
  *
  * Layout of an input: three bytes choose the spec (policy single, pnp or pnp-static over
  * ll, lla or llv, each kernel the machine has, small blocks, small pnp thresholds and
- * caps, profile recording), then each operation is one byte (its kind in the low three
- * bits) and, for most kinds, one argument byte.  Contexts 0-1, sources 0-5 and tags 0-2
- * (and the wildcards) make receives and messages meet often; the class is always 0.
+ * caps, profile recording, a collective class for context 1), then each operation is one
+ * byte (its kind in the low three bits) and, for most kinds, one argument byte.  Contexts
+ * 0-1, sources 0-5 and tags 0-2 (and the wildcards) make receives and messages meet often.
+ * A receive or probe with bit 3 of its kind byte set takes one more byte, which clears
+ * care bits of its source and tag fields: masks no MPI packing makes, which the API
+ * allows.  Classes never meet: each context keeps one class, as MPI promises.
  *
  * Allocation failures are injected through the engine's test hook (engine.h): a call that
  * returns VMATCH_ENOMEM while one is armed must have changed nothing, so the model is not
@@ -29,6 +32,8 @@ typedef struct run {
     vmatch_engine_t *e;
     ref_model_t ref;
     char spec[256];
+    uint32_t cls1;     /* the class of context 1 (0, or a collective class) */
+    unsigned tag_bits; /* the layout's tag width, for odd care masks */
     uint64_t next_id;  /* payload ids handed out */
     size_t op;         /* index of the operation, for messages */
     int pressure;      /* every call runs with a failure armed (OP_PRESSURE) */
@@ -101,15 +106,34 @@ static int make_engine(run_t *r)
     int rc = vmatch_create(r->spec, &r->e);
     FUZZ_CHECK(rc == VMATCH_OK || rc == VMATCH_EUNSUPPORTED, "'%s': create = %d (%s)", r->spec,
                rc, vmatch_last_error());
-    return rc == VMATCH_OK;
+    if (rc != VMATCH_OK)
+        return 0;
+    vmatch_layout(r->e, NULL, NULL, &r->tag_bits);
+    if (b2 & 0x80) {
+        r->cls1 = vmatch_coll_class(r->e, VMATCH_COLL_ALLREDUCE, 8, NPROCS);
+        FUZZ_CHECK(r->cls1 >= 1, "'%s': no collective class", r->spec);
+    }
+    return 1;
 }
 
-/* A receive from an argument byte: context, source (or ANY_SOURCE), tag (or ANY_TAG). */
-static void recv_of(const run_t *r, unsigned a, vmatch_bits_t *bits, vmatch_bits_t *care)
+/* A receive from an argument byte: context, source (or ANY_SOURCE), tag (or ANY_TAG);
+ * with odd set, one more byte clears care bits of the tag (bits 0-1, the tags used) and of
+ * the source (bits 2-4), never of the context, so classes still cannot meet. */
+static void recv_of(run_t *r, unsigned a, int odd, vmatch_bits_t *bits, vmatch_bits_t *care)
 {
     unsigned s = (a >> 1) & 7, t = (a >> 4) & 3;
     vmatch_mpi_recv(r->e, a & 1, s < NSRC ? (int32_t)s : VMATCH_ANY_SOURCE,
                     t < NTAG ? (int32_t)t : VMATCH_ANY_TAG, bits, care);
+    if (odd) {
+        unsigned m = take(r);
+        *care &= ~((vmatch_bits_t)(m & 3) | (vmatch_bits_t)((m >> 2) & 7) << r->tag_bits);
+    }
+}
+
+/* The class of a receive or message on context ctx. */
+static uint32_t cls_of(const run_t *r, unsigned ctx)
+{
+    return ctx ? r->cls1 : 0;
 }
 
 /* A message from an argument byte: context, source, tag, never wildcards. */
@@ -128,7 +152,7 @@ static void *handle_of(const run_t *r, const ref_list_t *own, unsigned a)
     return payload_of(a % (r->next_id + 2));
 }
 
-/* Compare one call's answer with the model's.  armed: a failure was armed for it. */
+/* Compare one call's answer with the model's. */
 static void agree(const run_t *r, const char *what, int got, const void *got_p, int want,
                   const void *want_p)
 {
@@ -138,31 +162,32 @@ static void agree(const run_t *r, const char *what, int got, const void *got_p, 
 }
 
 /* Run one operation of kind k on the engine and, unless it failed as armed, the model. */
-static void step(run_t *r, unsigned k, int armed)
+static void step(run_t *r, unsigned c, int armed)
 {
     static const char *const names[] = {"post",    "arrive", "probe",
                                         "improbe", "cancel", "remove_unexpected"};
-    unsigned a = take(r);
+    unsigned k = c & 7, a = take(r);
+    uint32_t cls = cls_of(r, a & 1);
     vmatch_bits_t bits, care;
     void *got = NULL, *want = NULL;
     int rc, wrc;
     if (k == OP_POST || k == OP_PROBE || k == OP_IMPROBE)
-        recv_of(r, a, &bits, &care);
+        recv_of(r, a, (c >> 3) & 1, &bits, &care);
     if (k == OP_POST) {
         void *req = payload_of(r->next_id++);
-        rc = vmatch_post(r->e, bits, care, 0, req, &got);
+        rc = vmatch_post(r->e, bits, care, cls, req, &got);
         if (armed && rc == VMATCH_ENOMEM)
             return;
         wrc = ref_post(&r->ref, bits, care, req, &want);
     } else if (k == OP_ARRIVE) {
         void *msg = payload_of(r->next_id++);
         bits = msg_of(r, a);
-        rc = vmatch_arrive(r->e, bits, 0, msg, &got);
+        rc = vmatch_arrive(r->e, bits, cls, msg, &got);
         if (armed && rc == VMATCH_ENOMEM)
             return;
         wrc = ref_arrive(&r->ref, bits, msg, &want);
     } else if (k == OP_PROBE || k == OP_IMPROBE) {
-        rc = vmatch_probe(r->e, bits, care, 0, k == OP_IMPROBE, &got);
+        rc = vmatch_probe(r->e, bits, care, cls, k == OP_IMPROBE, &got);
         if (armed && rc == VMATCH_ENOMEM)
             return;
         wrc = ref_probe(&r->ref, bits, care, k == OP_IMPROBE, &want);
@@ -207,7 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int armed = r.pressure || r.fail_next >= 0;
         if (armed)
             vm_engine_mem(r.e)->fail_after = r.pressure ? r.pressure - 1 : r.fail_next;
-        step(&r, k, armed);
+        step(&r, c, armed);
         vm_engine_mem(r.e)->fail_after = -1;
         r.fail_next = -1;
         check_stats(&r);
