@@ -12,8 +12,9 @@
  *
  * Allocation failures are injected through the engine's test hook (engine.h): a call that
  * returns VMATCH_ENOMEM while one is armed must have changed nothing, so the model is not
- * told of it and every later answer still has to agree.  VMATCH_ENOMEM at any other time
- * is a finding. */
+ * told of it, the memory, queues, partners and levels in vmatch_stats must be as before,
+ * and every later answer still has to agree.  VMATCH_ENOMEM at any other time is a
+ * finding. */
 #include "fuzz.h"
 
 #include "engine.h"
@@ -161,12 +162,32 @@ static void agree(const run_t *r, const char *what, int got, const void *got_p, 
                got_p, want, want_p);
 }
 
-/* Run one operation of kind k on the engine and, unless it failed as armed, the model. */
+/* After a call failed with VMATCH_ENOMEM: the engine holds what it held before. */
+static void unchanged(const run_t *r, const vmatch_stats_t *before, const char *what)
+{
+    vmatch_stats_t st;
+    vmatch_stats(r->e, &st);
+    FUZZ_CHECK(st.bytes == before->bytes && st.queues == before->queues &&
+                   st.partners == before->partners && st.levels == before->levels,
+               "'%s' operation %zu (%s) failed with VMATCH_ENOMEM but changed the engine: "
+               "bytes %llu -> %llu, queues %llu -> %llu, partners %llu -> %llu, levels %llu "
+               "-> %llu",
+               r->spec, r->op, what, (unsigned long long)before->bytes,
+               (unsigned long long)st.bytes, (unsigned long long)before->queues,
+               (unsigned long long)st.queues, (unsigned long long)before->partners,
+               (unsigned long long)st.partners, (unsigned long long)before->levels,
+               (unsigned long long)st.levels);
+}
+
+/* Run the operation of kind byte c on the engine and, unless it failed as armed, on the
+ * model. */
 static void step(run_t *r, unsigned c, int armed)
 {
     static const char *const names[] = {"post",    "arrive", "probe",
                                         "improbe", "cancel", "remove_unexpected"};
     unsigned k = c & 7, a = take(r);
+    vmatch_stats_t before;
+    vmatch_stats(r->e, &before);
     uint32_t cls = cls_of(r, a & 1);
     vmatch_bits_t bits, care;
     void *got = NULL, *want = NULL;
@@ -176,27 +197,35 @@ static void step(run_t *r, unsigned c, int armed)
     if (k == OP_POST) {
         void *req = payload_of(r->next_id++);
         rc = vmatch_post(r->e, bits, care, cls, req, &got);
-        if (armed && rc == VMATCH_ENOMEM)
+        if (armed && rc == VMATCH_ENOMEM) {
+            unchanged(r, &before, names[k]);
             return;
+        }
         wrc = ref_post(&r->ref, bits, care, req, &want);
     } else if (k == OP_ARRIVE) {
         void *msg = payload_of(r->next_id++);
         bits = msg_of(r, a);
         rc = vmatch_arrive(r->e, bits, cls, msg, &got);
-        if (armed && rc == VMATCH_ENOMEM)
+        if (armed && rc == VMATCH_ENOMEM) {
+            unchanged(r, &before, names[k]);
             return;
+        }
         wrc = ref_arrive(&r->ref, bits, msg, &want);
     } else if (k == OP_PROBE || k == OP_IMPROBE) {
         rc = vmatch_probe(r->e, bits, care, cls, k == OP_IMPROBE, &got);
-        if (armed && rc == VMATCH_ENOMEM)
+        if (armed && rc == VMATCH_ENOMEM) {
+            unchanged(r, &before, names[k]);
             return;
+        }
         wrc = ref_probe(&r->ref, bits, care, k == OP_IMPROBE, &want);
     } else {
         int umq = k == OP_REMOVE;
         void *h = handle_of(r, umq ? &r->ref.umq : &r->ref.prq, a);
         rc = umq ? vmatch_remove_unexpected(r->e, h) : vmatch_cancel(r->e, h);
-        if (armed && rc == VMATCH_ENOMEM)
+        if (armed && rc == VMATCH_ENOMEM) {
+            unchanged(r, &before, names[k]);
             return;
+        }
         wrc = umq ? ref_remove_unexpected(&r->ref, h) : ref_cancel(&r->ref, h);
     }
     agree(r, names[k], rc, got, wrc, want);
