@@ -19,3 +19,6 @@ vmatch_deps() {
 
 # Packages every build needs.
 VMATCH_BUILD_DEPS="cmake make gcc g++ pkg-config libnuma-dev libbenchmark-dev"
+
+# Packages scripts/fuzz needs: clang and its runtime with libFuzzer (libclang_rt.fuzzer).
+VMATCH_FUZZ_DEPS="clang libclang-rt-14-dev"

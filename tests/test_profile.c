@@ -4,9 +4,13 @@
 #include "check.h"
 #include "engine.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -18,14 +22,20 @@ static const char *path_of(const char *name)
     return p;
 }
 
-static const char *write_file(const char *name, const char *text)
+/* Write len bytes of text (which may hold NUL bytes) to the file name in dir. */
+static const char *write_bytes(const char *name, const char *text, size_t len)
 {
     const char *p = path_of(name);
     FILE *f = fopen(p, "w");
     REQUIRE(f != NULL);
-    fputs(text, f);
+    REQUIRE(fwrite(text, 1, len, f) == len);
     fclose(f);
     return p;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    return write_bytes(name, text, strlen(text));
 }
 
 #define PTR(i) ((void *)(uintptr_t)(((i) + 1) * 8))
@@ -187,6 +197,99 @@ static void test_bad_files(void)
     CHECK_EQ(vm_profile_load(NULL, &p), VMATCH_EINVAL);
 }
 
+/* Seconds on a monotonic clock. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Load path, which is no profile: EINVAL within a second, with a message holding want (the
+ * file and the line), and *out left empty. */
+static void refused(const char *path, const char *want)
+{
+    vm_profile_t p = {.n = 77};
+    double t0 = now();
+    int rc = vm_profile_load(path, &p);
+    double dt = now() - t0;
+    if (rc != VMATCH_EINVAL || !strstr(vmatch_last_error(), want) || dt > 1.0)
+        fprintf(stderr, "%s: rc %d in %.3f s, message '%s', want '%s'\n", path, rc, dt,
+                vmatch_last_error(), want);
+    CHECK_EQ(rc, VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), want) != NULL);
+    CHECK(dt < 1.0);
+    CHECK(p.n == 0 && p.entries == NULL);
+}
+
+/* A FIFO whose writer sends one endless line: the reader must stop at the line bound (the
+ * writer then dies of SIGPIPE, or is killed). */
+static void test_endless_fifo(void)
+{
+    const char *fifo = path_of("endless.fifo");
+    REQUIRE(mkfifo(fifo, 0600) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char chunk[4096];
+        memset(chunk, '7', sizeof chunk);
+        FILE *f = fopen(fifo, "w");
+        while (f && fwrite(chunk, 1, sizeof chunk, f) == sizeof chunk)
+            ;
+        _exit(0);
+    }
+    char want[160];
+    snprintf(want, sizeof want, "%s:1: line longer than 4096 bytes", fifo);
+    refused(fifo, want);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(fifo);
+}
+
+/* Files that are not profiles are refused after a bounded read: devices that never end,
+ * lines past the bound, NUL bytes, garbage; also through vmatch_create. */
+static void test_bounds(void)
+{
+    refused("/dev/zero", "profile /dev/zero:1: a NUL byte");
+    refused("/dev/urandom", "profile /dev/urandom:"); /* random: any line */
+    test_endless_fifo();
+
+    /* A line of exactly 4096 bytes is read; one byte more is refused, naming the line. */
+    size_t hl = strlen(good_header);
+    char *text = malloc(hl + 4098 + 16);
+    REQUIRE(text);
+    memcpy(text, good_header, hl);
+    memset(text + hl, ' ', 4096);
+    memcpy(text + hl + 4096 - 8, "1 2 3 4\n", 8); /* the entry ends the 4096-byte line */
+    vm_profile_t p;
+    CHECK_EQ(vm_profile_load(write_bytes("long.prof", text, hl + 4096), &p), VMATCH_OK);
+    CHECK(p.n == 1 && p.entries[0].ctx == 1 && p.entries[0].umq == 4);
+    vm_profile_free(&p);
+    memset(text + hl, ' ', 4097);
+    memcpy(text + hl + 4097, "1 2 3 4\n", 8);
+    refused(write_bytes("long.prof", text, hl + 4097 + 8), "long.prof:4: line longer than");
+    free(text);
+
+    /* NUL bytes are not blanks: a line of NULs, and a NUL inside an entry. */
+    static const char nul_line[] = "vmatch-profile 1\n\0\0\0\nlayout 16 24 24\nnprocs 8\n";
+    refused(write_bytes("nul.prof", nul_line, sizeof nul_line - 1), "nul.prof:2: a NUL byte");
+    static const char nul_entry[] = "vmatch-profile 1\nlayout 16 24 24\nnprocs 8\n1 2\0 3 4\n";
+    refused(write_bytes("nul.prof", nul_entry, sizeof nul_entry - 1), "nul.prof:4: a NUL byte");
+
+    /* Garbage: every byte value but NUL and newline, on one line. */
+    char junk[254];
+    for (size_t i = 0, c = 1; i < sizeof junk; c++)
+        if (c != '\n')
+            junk[i++] = (char)c;
+    refused(write_bytes("junk.prof", junk, sizeof junk), "junk.prof:1: expected");
+
+    /* The engine passes the reader's refusal on and is not made. */
+    vmatch_engine_t *e = (vmatch_engine_t *)&p;
+    CHECK_EQ(vmatch_create("policy=pnp-static profile=/dev/zero nprocs=4", &e), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "/dev/zero:1: a NUL byte") != NULL);
+    CHECK(e == (vmatch_engine_t *)&p);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -196,7 +299,9 @@ int main(void)
     test_record_enomem();
     test_good_files();
     test_bad_files();
-    const char *names[] = {"round.prof", "good.prof", "empty.prof", "bad.prof"};
+    test_bounds();
+    const char *names[] = {"round.prof", "good.prof", "empty.prof", "bad.prof",
+                           "long.prof",  "nul.prof",  "junk.prof"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path_of(names[i]));
     rmdir(dir);

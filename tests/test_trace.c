@@ -1,14 +1,22 @@
 /* test_trace.c -- the trace format: round trips through the writer and the reader, the
  * exact text the writer produces, every error the reader and vm_trace_check report, empty
  * traces, and file errors. */
+/* mkfifo, fork and clock_gettime are POSIX, outside strict C11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "check.h"
 #include "gen.h"
 #include "trace.h"
 #include "vmatch.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 /** Parse text; returns the result code and leaves the message in err. */
 static int parse(const char *text, vm_trace_t *t, char *err, size_t errlen)
@@ -367,6 +375,117 @@ static void test_files(void)
     vm_trace_free(&a);
 }
 
+/** Seconds on a monotonic clock. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/** Write len bytes to path. */
+static void write_bytes(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f);
+    REQUIRE(fwrite(text, 1, len, f) == len);
+    fclose(f);
+}
+
+/** Load path, which is no trace: EINVAL within a second, with a message holding want (the
+ * file and the line), and nothing read. */
+static void refused(const char *path, const char *want)
+{
+    vm_trace_t t;
+    char err[256] = "";
+    vm_trace_init(&t);
+    double t0 = now();
+    int rc = vm_trace_load(&t, path, err, sizeof err);
+    double dt = now() - t0;
+    if (rc != VMATCH_EINVAL || !strstr(err, want) || dt > 1.0)
+        fprintf(stderr, "%s: rc %d in %.3f s, message '%s', want '%s'\n", path, rc, dt, err,
+                want);
+    CHECK_EQ(rc, VMATCH_EINVAL);
+    CHECK(strstr(err, want) != NULL);
+    CHECK(dt < 1.0);
+    CHECK_EQ(t.n, 0);
+    vm_trace_free(&t);
+}
+
+/** A FIFO whose writer sends one endless line: the reader stops at the line bound. */
+static void test_endless_fifo(void)
+{
+    const char *fifo = "test_trace.fifo";
+    unlink(fifo);
+    REQUIRE(mkfifo(fifo, 0600) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char chunk[4096];
+        memset(chunk, 'x', sizeof chunk);
+        FILE *f = fopen(fifo, "w");
+        if (f)
+            fputs("vmatch-trace 1\n", f);
+        while (f && fwrite(chunk, 1, sizeof chunk, f) == sizeof chunk)
+            ;
+        _exit(0);
+    }
+    refused(fifo, "test_trace.fifo:2: line longer than 4096 bytes");
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(fifo);
+}
+
+/* Files that are not traces are refused after a bounded read: devices that never end, a
+ * line past the bound, NUL bytes and garbage, also where they straddle the reader's 64 KiB
+ * reads. */
+static void test_bounds(void)
+{
+    const char *path = "test_trace.tmp";
+    refused("/dev/zero", "/dev/zero:1: a NUL byte");
+    refused("/dev/urandom", "/dev/urandom:"); /* random: any line */
+    test_endless_fifo();
+
+    /* A comment line of exactly 4096 bytes is read; one byte more is refused.  16384 lines
+     * of 4 bytes put the long line across the first read's end. */
+    size_t head = 15 + 16384 * 4, cap = head + 4098 + 32;
+    char *text = malloc(cap);
+    REQUIRE(text);
+    memcpy(text, "vmatch-trace 1\n", 15);
+    for (size_t i = 15; i < head; i += 4)
+        memcpy(text + i, "# .\n", 4);
+    text[head] = '#';
+    memset(text + head + 1, '-', 4095);
+    memcpy(text + head + 4096, "\ncancel 0\n", 10);
+    write_bytes(path, text, head + 4096 + 10);
+    refused(path, "test_trace.tmp:16387: cancel names request 0"); /* read to the end */
+    text[head + 4096] = '-';
+    text[head + 4097] = '\n';
+    write_bytes(path, text, head + 4098);
+    refused(path, "test_trace.tmp:16386: line longer than 4096 bytes");
+    vm_trace_t t;
+    char err[256];
+    vm_trace_init(&t);
+    CHECK_EQ(vm_trace_parse(&t, text, head + 4098, "mem", err, sizeof err), VMATCH_EINVAL);
+    CHECK(strstr(err, "mem:16386: line longer than 4096 bytes"));
+    vm_trace_free(&t);
+
+    /* A NUL byte after the first read. */
+    text[head] = '\0';
+    write_bytes(path, text, head + 4098);
+    refused(path, "test_trace.tmp:16386: a NUL byte");
+    free(text);
+
+    /* Garbage: every byte value but NUL and newline, on one line. */
+    char junk[254];
+    for (size_t i = 0, c = 1; i < sizeof junk; c++)
+        if (c != '\n')
+            junk[i++] = (char)c;
+    write_bytes(path, junk, sizeof junk);
+    refused(path, "test_trace.tmp:1: expected the header");
+    remove(path);
+}
+
 int main(void)
 {
     test_round_trip();
@@ -375,5 +494,6 @@ int main(void)
     test_errors();
     test_check();
     test_files();
+    test_bounds();
     return check_report("test_trace");
 }

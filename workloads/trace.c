@@ -267,6 +267,15 @@ typedef struct tok {
 
 #define MAX_TOKS 8 /* the longest line has 6 fields; more are reported as extra */
 
+/* Bounds of the reader, so that a file that is not a trace (/dev/zero, a binary, a FIFO that
+ * never ends) is refused after a bounded read.  The longest valid line, an improbe with a
+ * class of three 20-digit numbers, is under 120 bytes: 4 KiB leaves room for any comment.
+ * The loader holds the whole text, then 20 bytes per operation: 2 GiB of text is about 100
+ * million operations (lines of 16 to 30 bytes), minutes of replay, and 4 GiB of memory at
+ * the peak. */
+#define TRACE_MAX_LINE  4096
+#define TRACE_MAX_BYTES ((size_t)1 << 31)
+
 typedef struct reader {
     vm_trace_t *t;
     const char *name;
@@ -529,6 +538,9 @@ int vm_trace_parse(vm_trace_t *t, const char *text, size_t len, const char *name
         r.line++;
         if (memchr(p, '\0', (size_t)(eol - p)))
             return bad(&r, "a NUL byte: this is not a text trace");
+        if (eol - p > TRACE_MAX_LINE)
+            return bad(&r, "line longer than %d bytes: this is not a text trace",
+                       TRACE_MAX_LINE);
         size_t n = split(p, eol, k);
         p = nl ? nl + 1 : end;
         if (n == 0)
@@ -558,6 +570,78 @@ int vm_trace_parse(vm_trace_t *t, const char *text, size_t len, const char *name
     return 0;
 }
 
+/** Check the bytes buf[from, to) just read, so that a NUL byte or an overlong line stops
+ * the read at once: the parser refuses both, but only after the whole file.  *lines counts
+ * the lines ended so far and *start is where the current one began.  0 or VMATCH_EINVAL. */
+static int scan_read(reader_t *r, const char *buf, size_t from, size_t to, size_t *start)
+{
+    const char *p = buf + from, *end = buf + to;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        r->line++; /* names the current line while it is checked */
+        if (memchr(p, '\0', (size_t)(eol - p)))
+            return bad(r, "a NUL byte: this is not a text trace");
+        if ((size_t)(eol - buf) - *start > TRACE_MAX_LINE)
+            return bad(r, "line longer than %d bytes: this is not a text trace",
+                       TRACE_MAX_LINE);
+        if (!nl) {
+            r->line--;
+            break;
+        }
+        *start = (size_t)(nl + 1 - buf);
+        p = nl + 1;
+    }
+    return 0;
+}
+
+/** Read all of f into *out (*len bytes), within the reader's bounds.  0, VMATCH_EINVAL,
+ * VMATCH_ENOMEM or VMATCH_EIO, with the message in r->err. */
+static int read_all(reader_t *r, FILE *f, char **out, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0, got, start = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        if ((rc = scan_read(r, buf, n, n + got, &start)))
+            break;
+        n += got;
+        if (n > TRACE_MAX_BYTES) {
+            r->line++;
+            rc = bad(r, "the trace is longer than %zu bytes", TRACE_MAX_BYTES);
+            break;
+        }
+        if (n == cap) { /* at most one byte past the bound, to see that there is more */
+            size_t grown = cap * 2 > TRACE_MAX_BYTES ? TRACE_MAX_BYTES + 1 : cap * 2;
+            char *nb = realloc(buf, grown);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap = grown;
+        }
+    }
+    if (!buf) {
+        if (r->err && r->errlen)
+            snprintf(r->err, r->errlen, "%s: out of memory reading the trace", r->name);
+        return VMATCH_ENOMEM;
+    }
+    if (!rc && ferror(f)) {
+        if (r->err && r->errlen)
+            snprintf(r->err, r->errlen, "%s: read error: %s", r->name, strerror(errno));
+        rc = VMATCH_EIO;
+    }
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 int vm_trace_load(vm_trace_t *t, const char *path, char *err, size_t errlen)
 {
     int is_stdin = strcmp(path, "-") == 0;
@@ -567,35 +651,15 @@ int vm_trace_load(vm_trace_t *t, const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return VMATCH_EIO;
     }
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    if (!buf) {
-        rc = VMATCH_ENOMEM;
-        if (err && errlen)
-            snprintf(err, errlen, "%s: out of memory reading the trace", path);
-    } else if (ferror(f)) {
-        rc = VMATCH_EIO;
-        if (err && errlen)
-            snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
-    }
+    const char *name = is_stdin ? "<stdin>" : path;
+    reader_t r = {t, name, 0, err, errlen, 0};
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_all(&r, f, &buf, &len);
     if (!is_stdin)
         fclose(f);
     if (rc == 0)
-        rc = vm_trace_parse(t, buf, len, is_stdin ? "<stdin>" : path, err, errlen);
+        rc = vm_trace_parse(t, buf, len, name, err, errlen);
     free(buf);
     return rc;
 }

@@ -19,6 +19,17 @@
 
 enum { PROF_MIN_CAP = 64 };
 
+/* Bounds of the reader, so that a file that is not a profile (/dev/zero, a binary, a FIFO
+ * that never ends) is refused after a bounded read instead of exhausting memory or time.
+ * A valid line is at most four 20-digit numbers and blanks, under 90 bytes: 4 KiB leaves
+ * room for any indentation or comment a person adds.  A profile has one entry per
+ * (context, source) that carried traffic: a million-rank job with a dozen communicators
+ * stays under 2^24 entries (384 MiB once read), and 1 GiB of text holds 2^24 lines of 64
+ * bytes; past either bound the file is refused. */
+#define PROF_MAX_LINE    4096
+#define PROF_MAX_ENTRIES ((size_t)1 << 24)
+#define PROF_MAX_BYTES   ((uint64_t)1 << 30)
+
 static uint64_t hash64(uint64_t k)
 {
     /* The finalizer of SplitMix64: cheap and mixes every input bit into the low bits. */
@@ -157,18 +168,52 @@ static const char *check_header(const vm_profile_t *p)
     return NULL;
 }
 
-static int parse(FILE *f, const char *path, vm_profile_t *p)
+/* A line reader with the bounds above: the whole file is never held, a line at most. */
+typedef struct prof_reader {
+    FILE *f;
+    const char *path;
+    uint64_t total;              /* bytes read so far */
+    size_t lineno;               /* of the line in buf */
+    char buf[PROF_MAX_LINE + 1]; /* without its newline, NUL-terminated */
+} prof_reader_t;
+
+/* Read the next line into r->buf.  Returns 1 for a line, 0 at the end of the file, or
+ * VMATCH_EINVAL with vm_fail's message naming the file and line (a NUL byte, a line or a
+ * file past its bound). */
+static int next_line(prof_reader_t *r)
+{
+    size_t n = 0;
+    int c;
+    r->lineno++;
+    while ((c = getc_unlocked(r->f)) != EOF) {
+        if (++r->total > PROF_MAX_BYTES)
+            return vm_fail(VMATCH_EINVAL, "profile %s:%zu: file longer than %llu bytes",
+                           r->path, r->lineno, (unsigned long long)PROF_MAX_BYTES);
+        if (c == '\n')
+            break;
+        if (c == '\0')
+            return vm_fail(VMATCH_EINVAL, "profile %s:%zu: a NUL byte: not a text profile",
+                           r->path, r->lineno);
+        if (n == PROF_MAX_LINE)
+            return vm_fail(VMATCH_EINVAL, "profile %s:%zu: line longer than %d bytes", r->path,
+                           r->lineno, PROF_MAX_LINE);
+        r->buf[n++] = (char)c;
+    }
+    r->buf[n] = '\0';
+    return c != EOF || n > 0;
+}
+
+static int parse(prof_reader_t *r, vm_profile_t *p)
 {
     enum { MAGIC, LAYOUT, NPROCS, ENTRIES } want = MAGIC;
     static const char *const expect[] = {"'vmatch-profile 1'", "'layout CTX SRC TAG'",
                                          "'nprocs N'", "'CTX SRC PRQ UMQ'"};
-    char *line = NULL;
-    size_t cap = 0, alloc = 0, lineno = 0;
-    int rc = VMATCH_OK;
-    ssize_t got;
-    while ((got = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        char *s = line + strspn(line, " \t\r\n");
+    const char *path = r->path;
+    size_t alloc = 0;
+    int rc = VMATCH_OK, got;
+    while ((got = next_line(r)) > 0) {
+        size_t lineno = r->lineno;
+        char *s = r->buf + strspn(r->buf, " \t\r\n");
         if (*s == '\0' || *s == '#')
             continue;
         char word[16] = "";
@@ -204,6 +249,11 @@ static int parse(FILE *f, const char *path, vm_profile_t *p)
                              path, lineno);
                 break;
             }
+            if (p->n == PROF_MAX_ENTRIES) {
+                rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: more than %zu entries", path,
+                             lineno, PROF_MAX_ENTRIES);
+                break;
+            }
             if (p->n == alloc) {
                 alloc = alloc ? 2 * alloc : 64;
                 void *grown = realloc(p->entries, alloc * sizeof *p->entries);
@@ -221,8 +271,9 @@ static int parse(FILE *f, const char *path, vm_profile_t *p)
             break;
         }
     }
-    free(line);
-    if (rc == VMATCH_OK && ferror(f))
+    if (got < 0)
+        rc = got;
+    if (rc == VMATCH_OK && ferror(r->f))
         rc = vm_fail(VMATCH_EIO, "profile %s: read error", path);
     if (rc == VMATCH_OK && want != ENTRIES)
         rc = vm_fail(VMATCH_EINVAL, "profile %s: ends before %s", path, expect[want]);
@@ -246,8 +297,15 @@ int vm_profile_load(const char *path, vm_profile_t *out)
     FILE *f = fopen(path, "r");
     if (!f)
         return vm_fail(VMATCH_EIO, "profile: cannot open '%s': %s", path, strerror(errno));
+    prof_reader_t *r = malloc(sizeof *r);
+    if (!r) {
+        fclose(f);
+        return vm_fail(VMATCH_ENOMEM, "profile %s: out of memory", path);
+    }
+    *r = (prof_reader_t){.f = f, .path = path};
     vm_profile_t p = {0};
-    int rc = parse(f, path, &p);
+    int rc = parse(r, &p);
+    free(r);
     fclose(f);
     if (rc < 0) {
         vm_profile_free(&p);
