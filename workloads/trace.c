@@ -571,8 +571,9 @@ int vm_trace_parse(vm_trace_t *t, const char *text, size_t len, const char *name
 }
 
 /** Check the bytes buf[from, to) just read, so that a NUL byte or an overlong line stops
- * the read at once: the parser refuses both, but only after the whole file.  *lines counts
- * the lines ended so far and *start is where the current one began.  0 or VMATCH_EINVAL. */
+ * the read at once: the parser refuses both, but only after the whole file.  r->line
+ * counts the lines ended so far and *start is where the current one began.  0 or
+ * VMATCH_EINVAL. */
 static int scan_read(reader_t *r, const char *buf, size_t from, size_t to, size_t *start)
 {
     const char *p = buf + from, *end = buf + to;

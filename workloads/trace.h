@@ -109,7 +109,8 @@ int vm_trace_check(const vm_trace_t *t, char *err, size_t errlen);
 int vm_trace_parse(vm_trace_t *t, const char *text, size_t len, const char *name, char *err,
                    size_t errlen);
 /* Read a whole file ("-": standard input) and parse it.  VMATCH_EIO when it cannot be
- * read. */
+ * read.  What cannot be a trace is refused while it is read, with VMATCH_EINVAL and t left
+ * empty: a NUL byte, a line longer than 4 KiB, more than 2 GiB (trace.c says why). */
 int vm_trace_load(vm_trace_t *t, const char *path, char *err, size_t errlen);
 /* Write t in the text format, with an optional comment line (NULL: none).  0 or
  * VMATCH_EIO. */
