@@ -132,6 +132,13 @@ static void in_use_only(void)
           strstr(d, " pnp.alpha=0.25") && strstr(d, " pnp.move=off") && !strstr(d, "llv."));
     vmatch_destroy(e);
 
+    /* A real value is described exactly: the text makes an engine with the same value (the
+     * fuzzers found %g cut 12.3456789 to 12.3457). */
+    REQUIRE(vmatch_create("policy=pnp nprocs=4 pnp.alpha=12.3456789", &e) == VMATCH_OK);
+    const char *alpha = strstr(vmatch_describe(e), " pnp.alpha=12.3456789");
+    CHECK(alpha && (alpha[21] == ' ' || alpha[21] == '\0'));
+    vmatch_destroy(e);
+
     e = NULL;
     CHECK_EQ(vmatch_create("pnp.thresold=5", &e), VMATCH_EINVAL);
     CHECK(e == NULL && strstr(vmatch_last_error(), "pnp.thresold") &&

@@ -125,9 +125,12 @@ static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int si
     const vm_config_t *c = &e->cfg;
     vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
     int record = side == VM_UMQ || (care & src_field) == src_field;
-    if (record && vm_prof_reserve(&e->prof, &e->env.mem) < 0)
+    vm_prof_table_t undo;
+    int grew = record ? vm_prof_reserve(&e->prof, &e->env.mem, &undo) : 0;
+    if (grew < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
     int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
+    vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
         return enqueue_failed(rc);
     e->seq++;

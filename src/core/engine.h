@@ -29,8 +29,12 @@ typedef struct vm_prof_table {
     uint64_t cap, used;
 } vm_prof_table_t;
 
-/* Make room for one more key (call before the append it will count).  OK or ENOMEM. */
-int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m);
+/* Make room for one more key (call before the append it will count).  Returns 1 when the
+ * table grew, with the old one in *undo, 0 when it had room, or VMATCH_ENOMEM.  After the
+ * append, vm_prof_settle(grew, kept) frees the old table (kept: the append succeeded) or
+ * puts it back, so a failed call leaves the table as it was. */
+int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m, vm_prof_table_t *undo);
+void vm_prof_settle(vm_prof_table_t *t, vm_mem_t *m, vm_prof_table_t *undo, int grew, int kept);
 /* Count one insertion of key on side (after vm_prof_reserve succeeded). */
 void vm_prof_count(vm_prof_table_t *t, uint64_t key, int side);
 void vm_prof_free(vm_prof_table_t *t, vm_mem_t *m);

@@ -53,10 +53,10 @@ static vm_prof_slot_t *prof_slot(vm_prof_slot_t *slots, uint64_t cap, uint64_t k
     return &slots[i];
 }
 
-int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m)
+int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m, vm_prof_table_t *undo)
 {
     if (2 * (t->used + 1) <= t->cap)
-        return VMATCH_OK;
+        return 0;
     uint64_t cap = t->cap ? 2 * t->cap : PROF_MIN_CAP;
     vm_prof_slot_t *slots = vm_mem_calloc(m, cap * sizeof *slots);
     if (!slots)
@@ -64,10 +64,22 @@ int vm_prof_reserve(vm_prof_table_t *t, vm_mem_t *m)
     for (uint64_t i = 0; i < t->cap; i++)
         if (slot_used(&t->slots[i]))
             *prof_slot(slots, cap, t->slots[i].key) = t->slots[i];
-    vm_mem_free(m, t->slots, t->cap * sizeof *slots);
+    *undo = *t;
     t->slots = slots;
     t->cap = cap;
-    return VMATCH_OK;
+    return 1;
+}
+
+void vm_prof_settle(vm_prof_table_t *t, vm_mem_t *m, vm_prof_table_t *undo, int grew, int kept)
+{
+    if (!grew)
+        return;
+    if (kept) {
+        vm_mem_free(m, undo->slots, undo->cap * sizeof *undo->slots);
+    } else {
+        vm_mem_free(m, t->slots, t->cap * sizeof *t->slots);
+        *t = *undo;
+    }
 }
 
 void vm_prof_count(vm_prof_table_t *t, uint64_t key, int side)

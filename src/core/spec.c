@@ -432,7 +432,12 @@ static void value(const void *cfg, const vm_key_t *k, char *buf, size_t len)
         snprintf(buf, len, "%s", k->words[*(const uint32_t *)field]);
         return;
     case VM_KEY_REAL:
-        snprintf(buf, len, "%g", *(const double *)field);
+        /* the shortest text that reads back as the same number */
+        for (int digits = 6; digits <= 17; digits++) {
+            snprintf(buf, len, "%.*g", digits, *(const double *)field);
+            if (strtod(buf, NULL) == *(const double *)field)
+                break;
+        }
         return;
     case VM_KEY_CUSTOM:
         k->print(cfg, buf, len);

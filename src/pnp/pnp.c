@@ -405,12 +405,18 @@ append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload
     vm_pq_t *p = &s->base;
     if (s->npq) {
         if ((care & s->key_care) != s->key_care) {
-            if (!s->wild) {
+            int made = !s->wild;
+            if (made) {
                 int rc = p->env->cfg->storage->create(p->env, p->side, &s->wild);
                 if (rc < 0)
                     return rc;
             }
-            return s->wild->ops->append(s->wild, bits, care, payload, seq);
+            int rc = s->wild->ops->append(s->wild, bits, care, payload, seq);
+            if (rc < 0 && made) { /* a failed call leaves nothing behind */
+                s->wild->ops->destroy(s->wild);
+                s->wild = NULL;
+            }
+            return rc;
         }
         int32_t last;
         int64_t i = partner(s, src_key(s, bits), &last);
