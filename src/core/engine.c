@@ -106,7 +106,7 @@ static inline int side_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycar
 static inline int side_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                               void *payload, uint64_t seq)
 {
-    if (p->sole)
+    if (p->sole && p->sole->len + 1 < p->sole_until)
         return p->sole->ops->append(p->sole, bits, care, payload, seq);
     return p->ops->append(p, bits, care, cls, payload, seq);
 }

@@ -122,10 +122,13 @@ typedef struct vm_pq {
     const vm_policy_t *ops;
     vm_env_t *env;
     int side;
-    /* The side's one queue when the policy keeps exactly one and needs to see no call
-     * (policy=single): the engine then appends to and matches on it directly, without the
-     * policy's call in between.  NULL otherwise. */
+    /* The side's one queue while the policy keeps exactly one (policy=single always, pnp
+     * until it has partners): the engine then matches on it directly, without the policy's
+     * call in between, and appends to it directly while the queue's length after the append
+     * stays below sole_until (a policy that must see an append, pnp at its threshold, sets
+     * it).  NULL otherwise. */
     vm_queue_t *sole;
+    uint64_t sole_until;
 } vm_pq_t;
 
 struct vm_policy {

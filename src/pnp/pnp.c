@@ -321,6 +321,14 @@ static void extract(vm_pnp_t *s)
     vm_mem_free(mem, keys, bytes);
 }
 
+/* Without partners the side is one queue: the engine may match on it and append to it
+ * directly, short of the append that reaches the extraction threshold. */
+static void sync_sole(vm_pnp_t *s)
+{
+    s->base.sole = s->npq ? NULL : s->newest;
+    s->base.sole_until = s->retry;
+}
+
 /* ---- the policy ---- */
 
 static void pnp_destroy(vm_pq_t *p)
@@ -383,6 +391,7 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
         pnp_destroy(&s->base);
         return rc;
     }
+    sync_sole(s);
     *out = &s->base;
     return VMATCH_OK;
 }
@@ -425,8 +434,10 @@ append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload
     }
     vm_queue_t *q = s->newest;
     int rc = q->ops->append(q, bits, care, payload, seq);
-    if (rc == VMATCH_OK && q->len >= s->retry) /* never for pnp-static */
+    if (rc == VMATCH_OK && q->len >= s->retry) { /* never for pnp-static */
         extract(s);
+        sync_sole(s);
+    }
     return rc;
 }
 

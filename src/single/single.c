@@ -20,6 +20,7 @@ static int single_create(vm_env_t *env, int side, vm_pq_t **out)
         return rc;
     }
     s->base.sole = s->q;
+    s->base.sole_until = UINT64_MAX;
     *out = &s->base;
     return VMATCH_OK;
 }
