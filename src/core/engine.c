@@ -61,6 +61,11 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     e->cfg = cfg;
     e->env.cfg = &e->cfg;
     e->env.mem = (vm_mem_t){.bytes = sizeof *e, .numa = cfg.numa, .fail_after = -1};
+    e->packing = (vm_packing_t){.tag_mask = field_mask(cfg.tag_bits),
+                                .src_mask = field_mask(cfg.src_bits),
+                                .ctx_mask = field_mask(cfg.ctx_bits),
+                                .src_shift = cfg.tag_bits,
+                                .ctx_shift = cfg.ctx_bits ? cfg.tag_bits + cfg.src_bits : 0};
     for (int s = 0; s < 2; s++) {
         rc = cfg.policy->create(&e->env, s, &e->side[s]);
         if (rc < 0) { /* a policy explains EINVAL and EIO itself (bad spec or profile) */
@@ -251,26 +256,19 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
 }
 
 /* Pack without checks: each value is cut to its field, wildcards clear care bits. */
-static void pack(const vm_config_t *c, uint32_t ctx, int32_t src, int32_t tag,
-                 vmatch_bits_t *bits, vmatch_bits_t *care)
+static inline void pack(const vm_packing_t *k, uint32_t ctx, int32_t src, int32_t tag,
+                        vmatch_bits_t *bits, vmatch_bits_t *care)
 {
-    unsigned src_shift = c->tag_bits, ctx_shift = c->tag_bits + c->src_bits;
-    vmatch_bits_t b = (uint64_t)(uint32_t)tag & field_mask(c->tag_bits);
-    b |= ((uint64_t)(uint32_t)src & field_mask(c->src_bits)) << src_shift;
-    if (c->ctx_bits)
-        b |= ((uint64_t)ctx & field_mask(c->ctx_bits)) << ctx_shift;
-    vmatch_bits_t m = ~(vmatch_bits_t)0;
-    if (care && src == VMATCH_ANY_SOURCE) {
-        b &= ~(field_mask(c->src_bits) << src_shift);
-        m &= ~(field_mask(c->src_bits) << src_shift);
-    }
-    if (care && tag == VMATCH_ANY_TAG) {
-        b &= ~field_mask(c->tag_bits);
-        m &= ~field_mask(c->tag_bits);
+    vmatch_bits_t b = ((uint64_t)(uint32_t)tag & k->tag_mask) |
+                      (((uint64_t)(uint32_t)src & k->src_mask) << k->src_shift) |
+                      (((uint64_t)ctx & k->ctx_mask) << k->ctx_shift);
+    if (care) {
+        vmatch_bits_t clear = (src == VMATCH_ANY_SOURCE ? k->src_mask << k->src_shift : 0) |
+                              (tag == VMATCH_ANY_TAG ? k->tag_mask : 0);
+        b &= ~clear;
+        *care = ~clear;
     }
     *bits = b;
-    if (care)
-        *care = m;
 }
 
 int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag,
@@ -289,7 +287,7 @@ int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t
     if (!wild_tag && (tag < 0 || (uint64_t)tag > field_mask(c->tag_bits)))
         return vm_fail(VMATCH_EINVAL, "mpi_pack: tag %d does not fit %u bits%s", tag,
                        c->tag_bits, care ? "" : " (messages take no wildcard)");
-    pack(c, ctx, src, tag, bits, care);
+    pack(&e->packing, ctx, src, tag, bits, care);
     return VMATCH_OK;
 }
 
@@ -297,7 +295,7 @@ vmatch_bits_t vmatch_mpi_msg(const vmatch_engine_t *e, uint32_t ctx, int32_t src
 {
     vmatch_bits_t bits = 0;
     if (e)
-        pack(&e->cfg, ctx, src, tag, &bits, NULL);
+        pack(&e->packing, ctx, src, tag, &bits, NULL);
     return bits;
 }
 
@@ -305,7 +303,7 @@ void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_
                      vmatch_bits_t *bits, vmatch_bits_t *care)
 {
     if (e && bits && care)
-        pack(&e->cfg, ctx, src, tag, bits, care);
+        pack(&e->packing, ctx, src, tag, bits, care);
 }
 
 void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_bits,

@@ -62,8 +62,16 @@ typedef struct vm_class {
     uint32_t size_class;
 } vm_class_t;
 
+/* The layout as masks and shifts, worked out once: vmatch_mpi_msg / _recv run on every
+ * operation of a port. */
+typedef struct vm_packing {
+    uint64_t tag_mask, src_mask, ctx_mask; /* each field's width, in the low bits */
+    unsigned src_shift, ctx_shift;         /* ctx_shift is 0 when there is no context field */
+} vm_packing_t;
+
 struct vmatch_engine {
     vm_config_t cfg;
+    vm_packing_t packing;
     vm_env_t env;
     vm_pq_t *side[2]; /* VM_PRQ, VM_UMQ */
     uint64_t len[2];
