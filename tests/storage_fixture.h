@@ -13,6 +13,18 @@
 #define P(i) ((void *)(uintptr_t)(((i) + 1) * 8))
 #define ALL  (~(vmatch_bits_t)0)
 
+/* Every storage, at the edges of its block key and with each kernel (a kernel the machine
+ * lacks is skipped with a note by the test). */
+static const char *const storage_specs[] = {"storage=ll",
+                                            "storage=lla",
+                                            "storage=lla lla.block=4",
+                                            "storage=lla lla.block=100",
+                                            "storage=lla lla.block=1024",
+                                            "storage=llv llv.block=64",
+                                            "storage=llv simd=scalar llv.block=192",
+                                            "storage=llv simd=avx2 llv.block=128",
+                                            "storage=llv simd=avx512 llv.block=4096"};
+
 typedef struct fixture {
     vm_config_t cfg;
     vm_env_t env;

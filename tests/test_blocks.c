@@ -278,32 +278,23 @@ static void test_engine_bytes(const char *spec, int small_objects)
 
 int main(void)
 {
-    static const char *const specs[] = {"storage=ll",
-                                        "storage=lla",
-                                        "storage=lla lla.block=4",
-                                        "storage=lla lla.block=100",
-                                        "storage=lla lla.block=1024",
-                                        "storage=llv llv.block=64",
-                                        "storage=llv simd=scalar llv.block=192",
-                                        "storage=llv simd=avx2 llv.block=128",
-                                        "storage=llv simd=avx512 llv.block=4096"};
     /* The default llv.block (1024) with every kernel: 8 to 1024 slots, then more blocks. */
     static const char *const kernels[] = {"storage=llv simd=scalar", "storage=llv simd=avx2",
                                           "storage=llv simd=avx512"};
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
         for (int side = VM_PRQ; !kernel_missing(kernels[k]) && side <= VM_UMQ; side++)
             test_llv_blocks(kernels[k], side);
-    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
-        if (kernel_missing(specs[s]))
+    for (size_t s = 0; s < sizeof storage_specs / sizeof storage_specs[0]; s++) {
+        if (kernel_missing(storage_specs[s]))
             continue;
         for (int side = VM_PRQ; side <= VM_UMQ; side++) {
-            if (strstr(specs[s], "llv"))
-                test_llv_blocks(specs[s], side);
-            else if (strstr(specs[s], "lla"))
-                test_lla_blocks(specs[s], side);
+            if (strstr(storage_specs[s], "llv"))
+                test_llv_blocks(storage_specs[s], side);
+            else if (strstr(storage_specs[s], "lla"))
+                test_lla_blocks(storage_specs[s], side);
         }
         char spec[96];
-        snprintf(spec, sizeof spec, "%s policy=single", specs[s]);
+        snprintf(spec, sizeof spec, "%s policy=single", storage_specs[s]);
         int small = !strncmp(spec, "storage=ll ", 11) || strstr(spec, "lla.block=4 ") ||
                     strstr(spec, "llv.block=64 ");
         test_engine_bytes(spec, small);

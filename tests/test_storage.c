@@ -263,29 +263,20 @@ static void test_random_care(const char *spec)
 
 int main(void)
 {
-    static const char *const specs[] = {"storage=ll",
-                                        "storage=lla",
-                                        "storage=lla lla.block=4",
-                                        "storage=lla lla.block=100",
-                                        "storage=lla lla.block=1024",
-                                        "storage=llv llv.block=64",
-                                        "storage=llv simd=scalar llv.block=192",
-                                        "storage=llv simd=avx2 llv.block=128",
-                                        "storage=llv simd=avx512 llv.block=4096"};
-    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
-        if (kernel_missing(specs[s]))
+    for (size_t s = 0; s < sizeof storage_specs / sizeof storage_specs[0]; s++) {
+        if (kernel_missing(storage_specs[s]))
             continue;
         /* llv's own tests run shorter: its kernels have test_kernels, and each llv spec
          * here has a different block size or kernel */
-        int llv = strstr(specs[s], "llv") != NULL;
+        int llv = strstr(storage_specs[s], "llv") != NULL;
         if (llv || s == 0)
-            test_random_care(specs[s]);
+            test_random_care(storage_specs[s]);
         for (int side = VM_PRQ; side <= VM_UMQ; side++) {
-            test_holes(specs[s], side);
-            test_random(specs[s], side, llv ? 100000 : 200000);
+            test_holes(storage_specs[s], side);
+            test_random(storage_specs[s], side, llv ? 100000 : 200000);
         }
-        test_care(specs[s]);
-        test_enomem(specs[s]);
+        test_care(storage_specs[s]);
+        test_enomem(storage_specs[s]);
     }
     test_block_recycling();
     return check_report("test_storage");

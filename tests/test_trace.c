@@ -42,22 +42,14 @@ static char *write_text(const vm_trace_t *t, const char *comment)
     return s;
 }
 
-/** Do two traces hold the same operations (classes compared by value)? */
+/** Do two traces hold the same operations?  Says where they differ when not. */
 static int same_trace(const vm_trace_t *a, const vm_trace_t *b)
 {
-    if (a->n != b->n || a->nprocs != b->nprocs || a->nreq != b->nreq || a->nmsg != b->nmsg)
-        return 0;
-    for (size_t i = 0; i < a->n; i++) {
-        const vm_trace_op_t *x = &a->ops[i], *y = &b->ops[i];
-        const vm_trace_class_t *cx = &a->classes[x->cls], *cy = &b->classes[y->cls];
-        if (x->kind != y->kind || x->ctx != y->ctx || x->src != y->src || x->tag != y->tag ||
-            x->id != y->id || cx->op != cy->op || cx->bytes != cy->bytes ||
-            cx->comm_size != cy->comm_size) {
-            fprintf(stderr, "traces differ at operation %zu\n", i);
-            return 0;
-        }
-    }
-    return 1;
+    size_t at;
+    if (vm_trace_equal(a, b, &at))
+        return 1;
+    fprintf(stderr, "traces differ at operation %zu\n", at);
+    return 0;
 }
 
 /* Generated workloads survive write + parse unchanged. */

@@ -205,6 +205,24 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return VMATCH_EINVAL;
 }
 
+int vm_trace_equal(const vm_trace_t *a, const vm_trace_t *b, size_t *at)
+{
+    size_t where = 0;
+    int same =
+        a->n == b->n && a->nprocs == b->nprocs && a->nreq == b->nreq && a->nmsg == b->nmsg;
+    for (size_t i = 0; same && i < a->n; i++) {
+        const vm_trace_op_t *x = &a->ops[i], *y = &b->ops[i];
+        const vm_trace_class_t *cx = &a->classes[x->cls], *cy = &b->classes[y->cls];
+        same = x->kind == y->kind && x->ctx == y->ctx && x->src == y->src && x->tag == y->tag &&
+               x->id == y->id && cx->op == cy->op && cx->bytes == cy->bytes &&
+               cx->comm_size == cy->comm_size;
+        where = i;
+    }
+    if (at)
+        *at = same ? 0 : where;
+    return same;
+}
+
 int vm_trace_check(const vm_trace_t *t, char *err, size_t errlen)
 {
     uint32_t nreq = 0, nmsg = 0;

@@ -101,6 +101,10 @@ void vm_trace_remove(vm_trace_t *t, uint32_t msg);
  * VMATCH_EINVAL with "operation N: ..." in err. */
 int vm_trace_check(const vm_trace_t *t, char *err, size_t errlen);
 
+/* 1 when a and b hold the same operations (classes compared by value, not by index), else 0
+ * with *at (may be NULL) the first operation that differs, or 0 when their counts differ. */
+int vm_trace_equal(const vm_trace_t *a, const vm_trace_t *b, size_t *at);
+
 /* ---- the text format ---- */
 
 /* Parse text (len bytes, need not end in NUL) into t, which must be freshly initialised.
