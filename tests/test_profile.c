@@ -2,14 +2,12 @@
  * malformed files (every error path of vm_profile_load). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
+#include "endless.h"
 #include "engine.h"
 
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,23 +225,11 @@ static void refused(const char *path, const char *want)
 static void test_endless_fifo(void)
 {
     const char *fifo = path_of("endless.fifo");
-    REQUIRE(mkfifo(fifo, 0600) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        char chunk[4096];
-        memset(chunk, '7', sizeof chunk);
-        FILE *f = fopen(fifo, "w");
-        while (f && fwrite(chunk, 1, sizeof chunk, f) == sizeof chunk)
-            ;
-        _exit(0);
-    }
+    pid_t pid = endless_start(fifo, NULL, '7');
     char want[160];
     snprintf(want, sizeof want, "%s:1: line longer than 4096 bytes", fifo);
     refused(fifo, want);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    unlink(fifo);
+    endless_stop(fifo, pid);
 }
 
 /* Files that are not profiles are refused after a bounded read: devices that never end,

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "endless.h"
 #include "gen.h"
 #include "trace.h"
 #include "vmatch.h"
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -408,24 +408,9 @@ static void refused(const char *path, const char *want)
 static void test_endless_fifo(void)
 {
     const char *fifo = "test_trace.fifo";
-    unlink(fifo);
-    REQUIRE(mkfifo(fifo, 0600) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        char chunk[4096];
-        memset(chunk, 'x', sizeof chunk);
-        FILE *f = fopen(fifo, "w");
-        if (f)
-            fputs("vmatch-trace 1\n", f);
-        while (f && fwrite(chunk, 1, sizeof chunk, f) == sizeof chunk)
-            ;
-        _exit(0);
-    }
+    pid_t pid = endless_start(fifo, "vmatch-trace 1\n", 'x');
     refused(fifo, "test_trace.fifo:2: line longer than 4096 bytes");
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    unlink(fifo);
+    endless_stop(fifo, pid);
 }
 
 /* Files that are not traces are refused after a bounded read: devices that never end, a
