@@ -121,29 +121,40 @@ static __attribute__((noinline, cold)) int enqueue_failed(int rc)
     return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
 }
 
-/* enqueue with profile.record=on: count the insertion too.  Out of line, so the common path
- * does no mask work and saves no registers for it. */
+/* Append to a side with the next sequence number: VMATCH_QUEUED, or the storage's error. */
+static inline int append_entry(vmatch_engine_t *e, int side, vmatch_bits_t bits,
+                               vmatch_bits_t care, uint32_t cls, void *payload)
+{
+    int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
+    if (rc < 0)
+        return rc;
+    e->seq++;
+    e->len[side]++;
+    return VMATCH_QUEUED;
+}
+
+/* enqueue with profile.record=on: count the insertion too (receives that name their source,
+ * and every message).  Out of line, so the common path saves no registers for it. */
 static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int side,
                                                       vmatch_bits_t bits, vmatch_bits_t care,
                                                       uint32_t cls, void *payload)
 {
-    const vm_config_t *c = &e->cfg;
-    vmatch_bits_t src_field = field_mask(c->src_bits) << c->tag_bits;
+    const vm_packing_t *k = &e->packing;
+    vmatch_bits_t src_field = k->src_mask << k->src_shift;
     int record = side == VM_UMQ || (care & src_field) == src_field;
     vm_prof_table_t undo;
     int grew = record ? vm_prof_reserve(&e->prof, &e->env.mem, &undo) : 0;
     if (grew < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
-    int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
+    int rc = append_entry(e, side, bits, care, cls, payload);
     vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
         return enqueue_failed(rc);
-    e->seq++;
-    e->len[side]++;
     if (record)
-        vm_prof_count(&e->prof, (bits >> c->tag_bits) & field_mask(c->ctx_bits + c->src_bits),
+        vm_prof_count(&e->prof,
+                      (bits >> k->src_shift) & field_mask(e->cfg.ctx_bits + e->cfg.src_bits),
                       side);
-    return VMATCH_QUEUED;
+    return rc;
 }
 
 /* Queue an entry on a side after its search found nothing. */
@@ -152,12 +163,8 @@ static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmat
 {
     if (e->cfg.profile_record)
         return enqueue_recorded(e, side, bits, care, cls, payload);
-    int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
-    if (rc < 0)
-        return enqueue_failed(rc);
-    e->seq++;
-    e->len[side]++;
-    return VMATCH_QUEUED;
+    int rc = append_entry(e, side, bits, care, cls, payload);
+    return rc < 0 ? enqueue_failed(rc) : rc;
 }
 
 int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,

@@ -51,11 +51,18 @@ static int shown(size_t n)
 
 /* ---- the engine's own keys that are not plain numbers ---- */
 
+/* The n bytes at v as a registry name in name[64]; 0 when they are too long for one (name
+ * then holds their start, for the message). */
+static int name_of(const char *v, size_t n, char name[64])
+{
+    snprintf(name, 64, "%.*s", (int)(n < 63 ? n : 63), v);
+    return n < 64;
+}
+
 static int parse_policy(void *cfg, const char *v, size_t n)
 {
     char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), v);
-    const vm_policy_t *p = n < 64 ? vm_policy_find(name) : NULL;
+    const vm_policy_t *p = name_of(v, n, name) ? vm_policy_find(name) : NULL;
     if (!p)
         return vm_fail(VMATCH_EINVAL, "spec: unknown policy '%s'", name);
     ((vm_config_t *)cfg)->policy = p;
@@ -78,8 +85,7 @@ static void values_policy(char *buf, size_t len)
 static int parse_storage(void *cfg, const char *v, size_t n)
 {
     char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), v);
-    const vm_storage_t *s = n < 64 ? vm_storage_find(name) : NULL;
+    const vm_storage_t *s = name_of(v, n, name) ? vm_storage_find(name) : NULL;
     if (!s)
         return vm_fail(VMATCH_EINVAL, "spec: unknown storage '%s'", name);
     ((vm_config_t *)cfg)->storage = s;
