@@ -60,6 +60,12 @@ static inline size_t home(const vm_pnp_t *s, uint64_t key)
     return (h * s->nslots) >> 32;
 }
 
+/* The slot after i, wrapping around (linear probing). */
+static inline size_t next_slot(const vm_pnp_t *s, size_t i)
+{
+    return i + 1 < s->nslots ? i + 1 : 0;
+}
+
 static size_t table_bytes(const vm_pnp_t *s)
 {
     return (size_t)s->nslots * sizeof *s->table;
@@ -81,7 +87,7 @@ static inline int64_t partner(const vm_pnp_t *s, uint64_t key, int32_t *last)
         return -1;
     }
     /* The table always has a free slot, so the probe ends. */
-    for (size_t i = home(s, key);; i = i + 1 < s->nslots ? i + 1 : 0) {
+    for (size_t i = home(s, key);; i = next_slot(s, i)) {
         const vm_pnp_slot_t *t = &s->table[i];
         if (t->key == key + 1) {
             *last = (int32_t)t->last;
@@ -272,7 +278,7 @@ static void extract(vm_pnp_t *s)
     for (size_t j = 0; j < m && s->npq + taken < s->limit; j++) {
         size_t i = home(s, keys[chosen[j]]);
         while (s->table[i].key)
-            i = i + 1 < s->nslots ? i + 1 : 0;
+            i = next_slot(s, i);
         s->table[i] = (vm_pnp_slot_t){keys[chosen[j]] + 1, s->npq + taken, last};
         slots[taken++] = i;
     }
