@@ -108,29 +108,26 @@ static inline int side_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycar
     return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
 }
 
-static inline int side_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                              void *payload, uint64_t seq)
-{
-    if (p->sole && p->sole->len + 1 < p->sole_until)
-        return p->sole->ops->append(p->sole, bits, care, payload, seq);
-    return p->ops->append(p, bits, care, cls, payload, seq);
-}
 
 static __attribute__((noinline, cold)) int enqueue_failed(int rc)
 {
     return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
 }
 
-/* Append to a side with the next sequence number: VMATCH_QUEUED, or the storage's error. */
+/* Append to a side with the next sequence number: VMATCH_QUEUED, or the storage's error.
+ * The number is taken before the append: a failed append leaves a gap, which orders nothing
+ * differently. */
 static inline int append_entry(vmatch_engine_t *e, int side, vmatch_bits_t bits,
                                vmatch_bits_t care, uint32_t cls, void *payload)
 {
-    int rc = side_append(e->side[side], bits, care, cls, payload, e->seq);
-    if (rc < 0)
-        return rc;
-    e->seq++;
-    e->len[side]++;
-    return VMATCH_QUEUED;
+    vm_pq_t *p = e->side[side];
+    uint64_t seq = e->seq++;
+    int rc = p->sole && p->sole->len + 1 < p->sole_until
+                 ? p->sole->ops->append(p->sole, bits, care, payload, seq)
+                 : p->ops->append(p, bits, care, cls, payload, seq);
+    if (rc >= 0)
+        e->len[side]++;
+    return rc;
 }
 
 /* enqueue with profile.record=on: count the insertion too (receives that name their source,
@@ -154,7 +151,7 @@ static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int si
         vm_prof_count(&e->prof,
                       (bits >> k->src_shift) & field_mask(e->cfg.ctx_bits + e->cfg.src_bits),
                       side);
-    return rc;
+    return VMATCH_QUEUED;
 }
 
 /* Queue an entry on a side after its search found nothing. */
@@ -164,7 +161,35 @@ static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmat
     if (e->cfg.profile_record)
         return enqueue_recorded(e, side, bits, care, cls, payload);
     int rc = append_entry(e, side, bits, care, cls, payload);
-    return rc < 0 ? enqueue_failed(rc) : rc;
+    return rc < 0 ? enqueue_failed(rc) : VMATCH_QUEUED;
+}
+
+/* The search of a post or an arrival on the other side, then the append on a miss. */
+static inline __attribute__((always_inline)) int
+search_or_enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
+                  uint32_t cls, void *payload, void **out)
+{
+    vmatch_bits_t keycare = side == VM_PRQ ? care : ~(vmatch_bits_t)0;
+    if (side_match(e->side[!side], bits, keycare, cls, 1, out, &e->inspected)) {
+        e->len[!side]--;
+        return VMATCH_MATCHED;
+    }
+    return enqueue(e, side, bits, care, cls, payload);
+}
+
+/* Out of line (at most six arguments, so the callers jump to them): when the other side is
+ * empty, the callers append at once, without its search and the registers it needs. */
+static __attribute__((noinline)) int post_search(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                 vmatch_bits_t care, uint32_t cls, void *req,
+                                                 void **msg_out)
+{
+    return search_or_enqueue(e, VM_PRQ, bits, care, cls, req, msg_out);
+}
+
+static __attribute__((noinline)) int arrive_search(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                   uint32_t cls, void *msg, void **req_out)
+{
+    return search_or_enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg, req_out);
 }
 
 int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
@@ -172,13 +197,10 @@ int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint
 {
     if (!e || !req || !msg_out)
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
-    vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
-    if (side_match(umq, bits, care, cls, 1, msg_out, &e->inspected)) {
-        e->len[VM_UMQ]--;
-        return VMATCH_MATCHED;
-    }
-    return enqueue(e, VM_PRQ, bits, care, cls, req);
+    if (!e->len[VM_UMQ])
+        return enqueue(e, VM_PRQ, bits, care, cls, req);
+    return post_search(e, bits, care, cls, req, msg_out);
 }
 
 int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
@@ -186,13 +208,10 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
 {
     if (!e || !msg || !req_out)
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
-    vm_pq_t *prq = e->side[VM_PRQ];
     e->searches++;
-    if (side_match(prq, bits, ~(vmatch_bits_t)0, cls, 1, req_out, &e->inspected)) {
-        e->len[VM_PRQ]--;
-        return VMATCH_MATCHED;
-    }
-    return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+    if (!e->len[VM_PRQ])
+        return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+    return arrive_search(e, bits, cls, msg, req_out);
 }
 
 int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
@@ -202,7 +221,7 @@ int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
         return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
     vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
-    if (!side_match(umq, bits, care, cls, remove, msg_out, &e->inspected))
+    if (!e->len[VM_UMQ] || !side_match(umq, bits, care, cls, remove, msg_out, &e->inspected))
         return VMATCH_ENOTFOUND;
     if (remove)
         e->len[VM_UMQ]--;
@@ -217,7 +236,7 @@ static int remove_payload(vmatch_engine_t *e, int side, const void *payload)
                        side == VM_PRQ ? "cancel" : "remove_unexpected");
     vm_pq_t *p = e->side[side];
     e->searches++;
-    if (!p->ops->remove_payload(p, payload, &e->inspected))
+    if (!e->len[side] || !p->ops->remove_payload(p, payload, &e->inspected))
         return VMATCH_ENOTFOUND;
     e->len[side]--;
     return VMATCH_OK;

@@ -74,8 +74,8 @@ struct vmatch_engine {
     vm_packing_t packing;
     vm_env_t env;
     vm_pq_t *side[2]; /* VM_PRQ, VM_UMQ */
-    uint64_t len[2];
-    uint64_t seq; /* next sequence number */
+    uint64_t len[2];  /* entries of each side: an empty side is not searched */
+    uint64_t seq;     /* next sequence number */
     uint64_t searches, inspected;
     vm_prof_table_t prof;
     vm_class_t *classes;

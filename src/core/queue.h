@@ -57,7 +57,10 @@ vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size);
 
 /* Common head of every storage queue; a storage embeds it first in its own struct. */
 typedef struct vm_queue {
-    const vm_storage_t *ops;
+    const vm_storage_t *ops; /* the queue's calls: the registry's table of its storage, or one
+                                the storage's create picked for the side (llv compiles its
+                                calls once per side); a registry table needs only name,
+                                simd and create */
     vm_env_t *env;
     int side;     /* VM_PRQ: entries carry a care mask; VM_UMQ: searches carry one */
     uint64_t len; /* entries queued */
