@@ -56,11 +56,12 @@ static void check_llv_shape(const vm_llv_t *l, uint64_t len)
     for (const vm_llv_block_t *b = l->head; b; b = b->next) {
         blocks++;
         if (len > large)
-            CHECK_EQ(b->geo->slots, large);
+            CHECK_EQ(b->slots, large);
         else
-            CHECK_EQ(b->geo->slots, fit_size(len, VM_LLV_FIRST, large));
+            CHECK_EQ(b->slots, fit_size(len, VM_LLV_FIRST, large));
         CHECK_EQ((uintptr_t)b % 64, 0);
-        CHECK(b->geo == vm_llv_geom(b->geo->slots, l->base.side));
+        CHECK(b->lanes == vm_llv_geom(b->slots, l->base.side)->bits);
+        CHECK_EQ(b->prq, l->base.side == VM_PRQ);
     }
     CHECK_EQ(blocks, len > large ? (len + large - 1) / large : 1);
     CHECK(l->tail && !l->tail->next);
@@ -98,7 +99,7 @@ static void take_head(vm_queue_t *q, uint64_t from)
 /* True when the next append of l needs room (no block, or a full tail block). */
 static int llv_full(const vm_llv_t *l)
 {
-    return !l->tail || l->tail->tail == l->tail->geo->slots;
+    return !l->tail || l->tail->tail == l->tail->slots;
 }
 
 /* The pool of f's objects of `size` bytes. */
@@ -149,7 +150,7 @@ static void test_llv_blocks(const char *spec, int side)
     uint64_t from = 0;
     while (q->len > 3)
         take_head(q, from++);
-    CHECK(l->head == l->tail && l->head->geo->slots == large);
+    CHECK(l->head == l->tail && l->head->slots == large);
     check_queue(q, from, n);
     /* Fill its tail: then a full block that is at most half live is compacted in place, which
      * needs no memory. */
@@ -162,7 +163,7 @@ static void test_llv_blocks(const char *spec, int side)
     CHECK_EQ(q->ops->append(q, k, ALL, P(k), k), VMATCH_OK);
     f.env.mem.fail_after = -1;
     k++;
-    CHECK(l->head == l->tail && l->head->geo->slots == large && l->head->head == 0);
+    CHECK(l->head == l->tail && l->head->slots == large && l->head->head == 0);
     check_queue(q, from, k);
 
     /* Shrink: 5 entries moving through the block (append, remove the head) until it is
@@ -175,7 +176,7 @@ static void test_llv_blocks(const char *spec, int side)
         take_head(q, from++);
     }
     CHECK_EQ(append_checked(&f, k++, from, 1), 1);
-    CHECK(l->head == l->tail && l->head->geo->slots == fit_size(4 * 5, VM_LLV_FIRST, large));
+    CHECK(l->head == l->tail && l->head->slots == fit_size(4 * 5, VM_LLV_FIRST, large));
     check_queue(q, from, k);
 
     /* Drained: no block (a 32-slot block is not kept); the pools hold at most the first
@@ -191,7 +192,7 @@ static void test_llv_blocks(const char *spec, int side)
     uint64_t bytes = f.env.mem.bytes;
     append_checked(&f, k++, from, 0);
     take_head(q, from++);
-    CHECK(l->head != NULL && l->head->geo->slots == VM_LLV_FIRST);
+    CHECK(l->head != NULL && l->head->slots == VM_LLV_FIRST);
     CHECK_EQ(f.env.mem.kept, 1);
     CHECK(f.env.mem.bytes <= bytes + 1024 + VM_LINE_PAD);
     f.env.mem.fail_after = 0;
@@ -202,6 +203,20 @@ static void test_llv_blocks(const char *spec, int side)
     check_queue(q, from, k);
     take_head(q, from++);
     CHECK_EQ(f.env.mem.kept, 1);
+
+    /* Two entries moving through the first block (append, remove the head) slide down to its
+     * start whenever it fills: in place, with no allocation. */
+    append_checked(&f, k++, from, 0);
+    const vm_llv_block_t *first = l->head;
+    f.env.mem.fail_after = 0;
+    for (int n = 0; n < 4 * VM_LLV_FIRST; n++) {
+        CHECK_EQ(q->ops->append(q, k, ALL, P(k), k), VMATCH_OK);
+        k++;
+        take_head(q, from++);
+    }
+    f.env.mem.fail_after = -1;
+    CHECK(l->head == first && l->tail == first && first->slots == VM_LLV_FIRST);
+    check_queue(q, from, k);
     teardown(&f);
     CHECK_EQ(f.env.mem.kept, 0);
 }

@@ -68,7 +68,10 @@ static void chain_init(chain_t *c, int side, unsigned n, uint32_t groups, int sm
         uint64_t *w = (uint64_t *)c->b[i];
         for (size_t j = 0; j < g->size / sizeof *w; j++)
             w[j] = rnd64();
-        *c->b[i] = (vm_llv_block_t){.prev = i ? c->b[i - 1] : NULL, .geo = g};
+        *c->b[i] = (vm_llv_block_t){.prev = i ? c->b[i - 1] : NULL,
+                                    .slots = g->slots,
+                                    .lanes = g->bits,
+                                    .prq = side == VM_PRQ};
         memset(c->b[i]->map, 0, (side == VM_PRQ ? 2u : 1u) * g->groups * sizeof(uint64_t));
         if (i)
             c->b[i - 1]->next = c->b[i];
@@ -88,7 +91,6 @@ static void chain_free(chain_t *c)
 static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64_t care, int k,
                 long fp)
 {
-    const vm_llv_geom_t *g = b->geo;
     uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
     vm_llv_bits(b)[i] = bits;
     vm_llv_payload(b)[i] = rnd64();
@@ -98,7 +100,7 @@ static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64
         vm_llv_fps(b)[i] = (uint16_t)(fp < 0 ? vm_llv_fp(bits & care) : (uint32_t)fp);
         b->classes |= 1u << k;
     } else {
-        b->map[g->groups + i / VM_LLV_GROUP] |= bit;
+        b->map[vm_llv_groups(b) + i / VM_LLV_GROUP] |= bit;
         b->wild++;
     }
     b->map[i / VM_LLV_GROUP] |= bit;
@@ -108,8 +110,8 @@ static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64
 /** Set head, tail and start of b from its bitmap (a block of the queue is never empty). */
 static void settle(vm_llv_block_t *b)
 {
-    uint32_t lo = b->geo->slots, hi = 0;
-    for (uint32_t i = 0; i < b->geo->slots; i++)
+    uint32_t lo = b->slots, hi = 0;
+    for (uint32_t i = 0; i < b->slots; i++)
         if (b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1) {
             lo = lo < i ? lo : i;
             hi = i + 1;
@@ -204,7 +206,7 @@ static void random_chain(chain_t *c, int side, const uint64_t *keys, unsigned nk
     }
     for (unsigned j = 0; j < n; j++) {
         vm_llv_block_t *b = c->b[j];
-        uint32_t slots = b->geo->slots, density = rnd(101);
+        uint32_t slots = b->slots, density = rnd(101);
         uint32_t lo = rnd(slots), hi = lo + 1 + rnd(slots - lo);
         for (uint32_t i = lo; i < hi; i++) {
             if (i != lo && rnd(100) >= density)

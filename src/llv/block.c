@@ -5,7 +5,8 @@
  * block is replaced by a copy holding its live entries in order, compacted, in a block of
  * the size of the sequence VM_LLV_FIRST, 2 VM_LLV_FIRST, 4 VM_LLV_FIRST, ... (at most
  * llv.block) that holds twice them: the block doubles as the queue grows, shrinks when a
- * burst has gone, and is compacted in place when that size is its own.  Once the only block
+ * burst has gone, and is reused in place when that size is its own (its entries slid down to
+ * slot 0 when that frees half the block, else compacted).  Once the only block
  * is an llv.block one more than half full, further blocks of llv.block slots are linked
  * behind it, as before.  So a queue of several blocks has llv.block blocks only, and a long
  * search crosses as many blocks as with fixed-size blocks.  A block that empties is given
@@ -119,8 +120,11 @@ static vm_llv_block_t *block_new(vm_llv_t *l, uint32_t slots)
      * and reads head and tail right after (a wide store of the whole header would stall the
      * narrow loads that follow). */
     b->next = b->prev = NULL;
-    b->geo = g;
-    b->head = b->tail = b->start = b->live = b->wild = b->classes = 0;
+    b->slots = g->slots;
+    b->lanes = g->bits;
+    b->prq = (uint16_t)g->has_wild;
+    b->head = b->tail = b->start = b->live = b->wild = 0;
+    b->classes = 0;
     for (uint32_t w = 0; w < (g->has_wild ? 2u : 1u) * g->groups; w++)
         b->map[w] = 0;
     return b;
@@ -128,11 +132,12 @@ static vm_llv_block_t *block_new(vm_llv_t *l, uint32_t slots)
 
 static void block_free(vm_llv_t *l, vm_llv_block_t *b)
 {
-    vm_pool_t *pool = pool_of(l, b->geo);
+    const vm_llv_geom_t *g = vm_llv_geo(b);
+    vm_pool_t *pool = pool_of(l, g);
     if (pool)
         vm_pool_put(pool, b);
     else
-        vm_mem_free_line(&l->base.env->mem, b, b->geo->size);
+        vm_mem_free_line(&l->base.env->mem, b, g->size);
 }
 
 /* Runs shorter than this are copied slot by slot: five memmove calls cost more than the
@@ -157,19 +162,19 @@ static void set_bits(uint64_t *map, uint32_t from, uint32_t n)
  * without holes, or loses only its head entries, is one run. */
 static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
 {
-    const vm_llv_geom_t *sg = src->geo, *dg = dst->geo;
+    uint32_t sgroups = vm_llv_groups(src), dgroups = vm_llv_groups(dst);
     uint32_t end = vm_llv_end(src), wild = src->wild, classes = src->classes, n = 0;
     uint64_t live[MAX_SLOTS / VM_LLV_GROUP], wmap[MAX_SLOTS / VM_LLV_GROUP];
     memcpy(live, src->map, end * sizeof live[0]);
     if (wild)
-        memcpy(wmap, src->map + sg->groups, end * sizeof wmap[0]);
+        memcpy(wmap, src->map + sgroups, end * sizeof wmap[0]);
     const uint16_t *sfp = vm_llv_fps(src);
     const uint64_t *sbits = vm_llv_bits(src), *scare = vm_llv_care(src);
     const uint64_t *spl = vm_llv_payload(src), *sseq = vm_llv_seq(src);
     uint16_t *dfp = vm_llv_fps(dst);
     uint64_t *dbits = vm_llv_bits(dst), *dcare = vm_llv_care(dst);
     uint64_t *dpl = vm_llv_payload(dst), *dseq = vm_llv_seq(dst);
-    memset(dst->map, 0, (dg->has_wild ? 2u : 1u) * dg->groups * sizeof(uint64_t));
+    memset(dst->map, 0, (dst->prq ? 2u : 1u) * dgroups * sizeof(uint64_t));
     for (uint32_t w = src->start; w < end; w++) {
         for (uint64_t m = live[w]; m;) {
             uint32_t s = (uint32_t)__builtin_ctzll(m), i = w * VM_LLV_GROUP + s;
@@ -195,7 +200,7 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
             }
             for (uint32_t k = 0; wild && k < r; k++) /* wmap is read only when wild */
                 if (wmap[w] >> (s + k) & 1)
-                    set_bits(dst->map + dg->groups, n + k, 1);
+                    set_bits(dst->map + dgroups, n + k, 1);
             for (uint32_t k = 0; k < r;) { /* the live bits, a word at a time */
                 uint32_t room = VM_LLV_GROUP - (n + k) % VM_LLV_GROUP;
                 uint32_t span = r - k < room ? r - k : room;
@@ -208,7 +213,43 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
     dst->head = dst->start = 0;
     dst->tail = dst->live = n;
     dst->wild = wild;
-    dst->classes = classes;
+    dst->classes = (uint16_t)classes;
+}
+
+/* Shift the bitmap words map[0 .. n) down by `by` bits (the words past n are zero). */
+static void shift_down(uint64_t *map, uint32_t n, uint32_t by)
+{
+    uint32_t w = by / VM_LLV_GROUP, r = by % VM_LLV_GROUP;
+    for (uint32_t x = 0; x < n; x++) {
+        uint64_t lo = x + w < n ? map[x + w] : 0, hi = x + w + 1 < n ? map[x + w + 1] : 0;
+        map[x] = r ? lo >> r | hi << (VM_LLV_GROUP - r) : lo;
+    }
+}
+
+/* Move the slots [head, tail) of b down to 0, holes and all: a queue moving through its only
+ * block (a pipeline's one or two receives, a neighbour exchange's few dozen) comes here
+ * whenever the block fills, and copies its entries with none of move_live's bookkeeping. */
+static void slide(vm_llv_block_t *b)
+{
+    uint32_t from = b->head, n = b->tail - from, groups = vm_llv_groups(b);
+    uint16_t *fp = vm_llv_fps(b);
+    uint64_t *lane = vm_llv_bits(b);
+    if (n < SHORT_RUN) { /* ascending: never overwrites what it has yet to read */
+        for (uint32_t k = 0; k < n; k++)
+            fp[k] = fp[from + k];
+        for (uint32_t x = 0; x < 3u + b->prq; x++, lane += b->slots)
+            for (uint32_t k = 0; k < n; k++)
+                lane[k] = lane[from + k];
+    } else {
+        memmove(fp, fp + from, n * sizeof *fp);
+        for (uint32_t x = 0; x < 3u + b->prq; x++, lane += b->slots)
+            memmove(lane, lane + from, n * sizeof *lane);
+    }
+    shift_down(b->map, groups, from);
+    if (b->prq)
+        shift_down(b->map + groups, groups, from);
+    b->head = b->start = 0;
+    b->tail = n;
 }
 
 int vm_llv_room(vm_llv_t *l)
@@ -221,16 +262,18 @@ int vm_llv_room(vm_llv_t *l)
         l->head = l->tail = b;
         return VMATCH_OK;
     }
-    if (t == l->head && (t->geo->slots < large || t->live <= large / 2)) {
+    if (t == l->head && (t->slots < large || t->live <= large / 2)) {
         /* The only block: twice its live entries' worth, so at least as many appends as
          * there are entries pass before the next copy (the copies cost O(1) per append);
          * four times for a short queue with holes (one moving through its block), whose
          * copies cost more than the few hundred bytes that saves. */
         uint64_t live = t->live;
-        uint32_t slots =
-            fit(live * (live < t->geo->slots && live <= SLACK_SHORT ? 4 : 2), large);
-        if (slots == t->geo->slots) {
-            move_live(t, t);
+        uint32_t slots = fit(live * (live < t->slots && live <= SLACK_SHORT ? 4 : 2), large);
+        if (slots == t->slots) {
+            if (2 * (t->tail - t->head) <= t->slots)
+                slide(t); /* frees half the block at least */
+            else
+                move_live(t, t);
             return VMATCH_OK;
         }
         if (!(b = block_new(l, slots)))
@@ -248,8 +291,7 @@ int vm_llv_room(vm_llv_t *l)
     return VMATCH_OK;
 }
 
-/* Unlink block b and give it back. */
-static void drop(vm_llv_t *l, vm_llv_block_t *b)
+void vm_llv_drop(vm_llv_t *l, vm_llv_block_t *b)
 {
     if (b->prev)
         b->prev->next = b->next;
@@ -260,19 +302,6 @@ static void drop(vm_llv_t *l, vm_llv_block_t *b)
     else
         l->tail = b->prev;
     block_free(l, b);
-}
-
-void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
-{
-    vm_mem_t *mem = &l->base.env->mem;
-    if (!b->prev && !b->next && b->geo->slots == VM_LLV_FIRST && mem->kept < VM_MEM_KEPT) {
-        /* Kept; the next append (a queue of no entries and a block) counts it out. */
-        mem->kept++;
-        b->head = b->tail = b->start = 0;
-        b->classes = 0;
-        return;
-    }
-    drop(l, b);
 }
 
 void vm_llv_drop_all(vm_llv_t *l)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 extern const vm_storage_t vm_llv_storage;
+static const vm_storage_t llv_ops[2];
 extern const vm_module_t vm_llv_module;
 
 const vm_llv_kernel_t *vm_llv_kernel(int simd)
@@ -49,7 +50,7 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     vm_llv_t *l = vm_mem_alloc(&env->mem, sizeof *l);
     if (!l)
         return VMATCH_ENOMEM;
-    *l = (vm_llv_t){.base = {.ops = &vm_llv_storage, .env = env, .side = side},
+    *l = (vm_llv_t){.base = {.ops = &llv_ops[side], .env = env, .side = side},
                     .kern = kern,
                     .large = cfg->block};
     /* The pools now, so that running out of pool sizes fails here and not at some append. */
@@ -108,7 +109,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
 {
     int k = llv_class_of(l, care);
     if (k < 0) { /* no class: the kernels compare it on the full lanes */
-        b->map[b->geo->groups + i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
+        b->map[vm_llv_groups(b) + i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
         b->wild++;
         return bits;
     }
@@ -121,7 +122,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
 VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t i,
                                         uint64_t care)
 {
-    uint64_t *wild = &b->map[b->geo->groups + i / VM_LLV_GROUP];
+    uint64_t *wild = &b->map[vm_llv_groups(b) + i / VM_LLV_GROUP];
     uint64_t bit = (uint64_t)1 << (i % VM_LLV_GROUP);
     if (*wild & bit) {
         *wild &= ~bit;
@@ -138,20 +139,21 @@ VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t
 /* Write an entry into the next slot of b, which has room; hashed is what its fingerprint is
  * taken of (bits, or bits & care for a wildcard receive with a class). */
 static inline __attribute__((always_inline)) void llv_put(vm_llv_t *l, vm_llv_block_t *b,
-                                                          uint64_t bits, uint64_t hashed,
-                                                          uint64_t care, void *payload,
-                                                          uint64_t seq)
+                                                          int prq, uint64_t bits,
+                                                          uint64_t hashed, uint64_t care,
+                                                          void *payload, uint64_t seq)
 {
-    const vm_llv_geom_t *g = b->geo;
     uint32_t i = b->tail++;
-    if (l->base.side == VM_PRQ)
-        vm_llv_lane(b, g->care)[i] = care;
+    uint64_t *lane = vm_llv_bits(b) + i;
+    size_t s = b->slots;
+    lane[0] = bits;
+    if (prq)
+        lane[s] = care;
+    lane[(1 + prq) * s] = (uint64_t)(uintptr_t)payload;
+    lane[(2 + prq) * s] = seq;
     /* Class 0 needs no count: a search always compares it. */
     b->classes |= 1;
     vm_llv_fps(b)[i] = (uint16_t)vm_llv_fp(hashed);
-    vm_llv_lane(b, g->bits)[i] = bits;
-    vm_llv_lane(b, g->payload)[i] = (uint64_t)(uintptr_t)payload;
-    vm_llv_lane(b, g->seq)[i] = seq;
     b->map[i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
     b->live++;
     l->base.len++;
@@ -166,28 +168,33 @@ __attribute__((noinline)) static int llv_append_slow(vm_llv_t *l, uint64_t bits,
     uint64_t hashed = bits;
     if (b && !l->base.len) /* a kept block (vm_llv_emptied), which has room */
         l->base.env->mem.kept--;
-    if (!b || b->tail == b->geo->slots) {
+    if (!b || b->tail == b->slots) {
         int rc = vm_llv_room(l);
         if (rc < 0)
             return rc;
         b = l->tail;
     }
-    if (l->base.side == VM_PRQ && care != ~(uint64_t)0)
+    int prq = l->base.side == VM_PRQ;
+    if (prq && care != ~(uint64_t)0)
         hashed = llv_book_wild(l, b, b->tail, bits, care);
-    llv_put(l, b, bits, hashed, care, payload, seq);
+    llv_put(l, b, prq, bits, hashed, care, payload, seq);
     return VMATCH_OK;
 }
 
-static int llv_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                      uint64_t seq)
+/* The calls a queue makes on every match take prq, 1 on the PRQ side, as a constant: each is
+ * compiled once per side (the llv_ops tables at the end). */
+#define VM_LLV_SIDED static inline __attribute__((always_inline))
+
+VM_LLV_SIDED int llv_append(vm_queue_t *q, int prq, vmatch_bits_t bits, vmatch_bits_t care,
+                            void *payload, uint64_t seq)
 {
     vm_llv_t *l = (vm_llv_t *)q;
     vm_llv_block_t *b = l->tail;
-    if (!b || b->tail == b->geo->slots || (q->side == VM_PRQ && care != ~(vmatch_bits_t)0))
+    if (!b || b->tail == b->slots || (prq && care != ~(vmatch_bits_t)0))
         return llv_append_slow(l, bits, care, payload, seq);
     if (!q->len) /* the block the empty queue kept (vm_llv_emptied) is in use again */
         q->env->mem.kept--;
-    llv_put(l, b, bits, bits, care, payload, seq);
+    llv_put(l, b, prq, bits, bits, care, payload, seq);
     return VMATCH_OK;
 }
 
@@ -213,9 +220,8 @@ static uint64_t rank(const vm_llv_block_t *b, uint32_t slot)
 /* Fill *hit for slot i of b.  Always returns 1. */
 static int llv_hit(vm_llv_block_t *b, uint32_t i, vm_hit_t *hit)
 {
-    const vm_llv_geom_t *g = b->geo;
-    *hit = (vm_hit_t){.payload = (void *)(uintptr_t)vm_llv_lane(b, g->payload)[i],
-                      .seq = vm_llv_lane(b, g->seq)[i],
+    *hit = (vm_hit_t){.payload = (void *)(uintptr_t)vm_llv_payload(b)[i],
+                      .seq = vm_llv_seq(b)[i],
                       .where = b,
                       .slot = i};
     return 1;
@@ -298,22 +304,28 @@ __attribute__((noinline)) static int llv_search(vm_llv_t *l, vmatch_bits_t key,
     return llv_found(found, &pos, hit, inspected);
 }
 
-static int llv_find(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *hit,
-                    uint64_t *inspected)
+/* Whether the head entry of l, which is not empty, matches; *i is its slot.  Scalar: a queue
+ * is often matched at its head (the forward search of the benchmarks, and much real
+ * traffic), and then nothing else is read. */
+VM_LLV_SIDED int llv_head_matches(const vm_llv_t *l, int prq, vmatch_bits_t key,
+                                  vmatch_bits_t keycare, uint32_t *i)
+{
+    const vm_llv_block_t *b = l->head;
+    const uint64_t *lane = vm_llv_bits(b) + b->head;
+    *i = b->head;
+    return prq ? ((key ^ lane[0]) & lane[b->slots]) == 0 : ((lane[0] ^ key) & keycare) == 0;
+}
+
+VM_LLV_SIDED int llv_find(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits_t keycare,
+                          vm_hit_t *hit, uint64_t *inspected)
 {
     vm_llv_t *l = (vm_llv_t *)q;
+    uint32_t i;
     if (!q->len)
         return 0;
-    /* The head entry first, scalar: a queue is often matched at its head (the forward
-     * search of the benchmarks, and much real traffic), and then nothing else is read. */
-    vm_llv_block_t *b = l->head;
-    const vm_llv_geom_t *g = b->geo;
-    uint32_t i = b->head;
-    uint64_t bits = vm_llv_lane(b, g->bits)[i];
-    if (q->side == VM_PRQ ? ((key ^ bits) & vm_llv_lane(b, g->care)[i]) == 0
-                          : ((bits ^ key) & keycare) == 0) {
+    if (llv_head_matches(l, prq, key, keycare, &i)) {
         *inspected += 1;
-        return llv_hit(b, i, hit);
+        return llv_hit(l->head, i, hit);
     }
     return llv_search(l, key, keycare, hit, inspected);
 }
@@ -380,15 +392,12 @@ __attribute__((noinline)) static void llv_remove_wild(vm_llv_t *l, vm_llv_block_
     llv_settle(l, b, i);
 }
 
-static inline __attribute__((always_inline)) void llv_remove_hit(vm_queue_t *q,
-                                                                 const vm_hit_t *hit)
+/* Remove the entry at slot i of b. */
+VM_LLV_SIDED void llv_remove_at(vm_llv_t *l, int prq, vm_llv_block_t *b, uint32_t i)
 {
-    vm_llv_t *l = (vm_llv_t *)q;
-    vm_llv_block_t *b = hit->where;
-    uint32_t i = hit->slot;
     b->map[i / VM_LLV_GROUP] &= ~((uint64_t)1 << (i % VM_LLV_GROUP));
-    if (q->side == VM_PRQ) {
-        uint64_t care = vm_llv_lane(b, b->geo->care)[i];
+    if (prq) {
+        uint64_t care = vm_llv_bits(b)[b->slots + i];
         if (care != ~(uint64_t)0) {
             llv_remove_wild(l, b, i, care);
             return;
@@ -397,20 +406,32 @@ static inline __attribute__((always_inline)) void llv_remove_hit(vm_queue_t *q,
     llv_settle(l, b, i);
 }
 
-static void llv_remove(vm_queue_t *q, const vm_hit_t *hit)
+VM_LLV_SIDED void llv_remove(vm_queue_t *q, int prq, const vm_hit_t *hit)
 {
-    llv_remove_hit(q, hit);
+    llv_remove_at((vm_llv_t *)q, prq, hit->where, hit->slot);
 }
 
-/* find and remove in one call: both inline here, so the hit never leaves registers. */
-static int llv_take(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, void **payload,
-                    uint64_t *inspected)
+/* find and remove in one call: a match at the head is removed where it was found, and only
+ * its payload is read. */
+VM_LLV_SIDED int llv_take(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits_t keycare,
+                          void **payload, uint64_t *inspected)
 {
+    vm_llv_t *l = (vm_llv_t *)q;
+    uint32_t i;
+    if (!q->len)
+        return 0;
+    if (llv_head_matches(l, prq, key, keycare, &i)) {
+        vm_llv_block_t *b = l->head;
+        *inspected += 1;
+        *payload = (void *)(uintptr_t)vm_llv_bits(b)[(1u + prq) * b->slots + i];
+        llv_remove_at(l, prq, b, i);
+        return 1;
+    }
     vm_hit_t hit;
-    if (!llv_find(q, key, keycare, &hit, inspected))
+    if (!llv_search(l, key, keycare, &hit, inspected))
         return 0;
     *payload = hit.payload;
-    llv_remove_hit(q, &hit);
+    llv_remove_at(l, prq, hit.where, hit.slot);
     return 1;
 }
 
@@ -429,18 +450,43 @@ static void llv_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
     }
 }
 
-const vm_storage_t vm_llv_storage = {
-    .name = "llv",
-    .simd = 1,
-    .create = llv_create,
-    .destroy = llv_destroy,
-    .append = llv_append,
-    .find = llv_find,
-    .find_payload = llv_find_payload,
-    .remove = llv_remove,
-    .take = llv_take,
-    .each = llv_each,
-};
+/* The calls of each side, prq a constant in each. */
+#define LLV_SIDE(side, prq)                                                                    \
+    static int llv_append_##side(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care,        \
+                                 void *payload, uint64_t seq)                                  \
+    {                                                                                          \
+        return llv_append(q, prq, bits, care, payload, seq);                                   \
+    }                                                                                          \
+    static int llv_find_##side(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare,        \
+                               vm_hit_t *hit, uint64_t *inspected)                             \
+    {                                                                                          \
+        return llv_find(q, prq, key, keycare, hit, inspected);                                 \
+    }                                                                                          \
+    static void llv_remove_##side(vm_queue_t *q, const vm_hit_t *hit)                          \
+    {                                                                                          \
+        llv_remove(q, prq, hit);                                                               \
+    }                                                                                          \
+    static int llv_take_##side(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare,        \
+                               void **payload, uint64_t *inspected)                            \
+    {                                                                                          \
+        return llv_take(q, prq, key, keycare, payload, inspected);                             \
+    }
+LLV_SIDE(prq, 1)
+LLV_SIDE(umq, 0)
+
+#define LLV_OPS(side)                                                                          \
+    {                                                                                          \
+        .name = "llv", .simd = 1, .create = llv_create, .destroy = llv_destroy,                \
+        .append = llv_append_##side, .find = llv_find_##side,                                  \
+        .find_payload = llv_find_payload, .remove = llv_remove_##side,                         \
+        .take = llv_take_##side, .each = llv_each                                              \
+    }
+
+/* What a queue of each side calls (llv_create); vm_llv_storage, the registry's, only makes
+ * queues. */
+static const vm_storage_t llv_ops[2] = {[VM_PRQ] = LLV_OPS(prq), [VM_UMQ] = LLV_OPS(umq)};
+
+const vm_storage_t vm_llv_storage = {.name = "llv", .simd = 1, .create = llv_create};
 
 /* llv.block: slots per large block.  Measured with bench/ (docs/storages.md, "How llv is
  * tuned"): reverse search at 32768 and 65536 entries runs 1.3-1.8x slower with 256-slot

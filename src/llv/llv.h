@@ -43,8 +43,8 @@ typedef struct vm_llv_config {
 } vm_llv_config_t;
 
 /* Where the lanes of a block are.  A queue's blocks grow from VM_LLV_FIRST slots to llv.block
- * (block.c); each block points at the geometry of its size, one shared table for every
- * engine. */
+ * (block.c); one shared table holds the geometry of every size, and each block keeps what its
+ * searches need of it (slots, lanes) in its header. */
 typedef struct vm_llv_geom {
     uint32_t slots, groups;
     uint32_t fp, bits, care, payload, seq; /* byte offsets in the block; care 0 on the UMQ */
@@ -54,14 +54,18 @@ typedef struct vm_llv_geom {
 
 typedef struct vm_llv_block {
     struct vm_llv_block *next, *prev;
-    const vm_llv_geom_t *geo;
+    /* The geometry of the block's size, in the header itself: a search of a short queue
+     * reads the head entry's lanes one load after the block pointer, not two. */
+    uint32_t slots;      /* slots of the block */
+    uint32_t lanes;      /* byte offset of bits[]; care[] (PRQ), payload[], seq[] follow it */
     uint32_t head, tail; /* live slots lie in [head, tail) */
     uint32_t start;      /* first group a search reads, head / VM_LLV_GROUP: the thesis's
                             start pointer, which here moves with every head removal */
     uint32_t live;       /* live slots */
     uint32_t wild;       /* live slots with a wild bit (PRQ) */
-    uint32_t classes;    /* bit k: a slot of fingerprint class k was appended since the
+    uint16_t classes;    /* bit k: a slot of fingerprint class k was appended since the
                             block was set up (may outlive the slot: it only costs a compare) */
+    uint16_t prq;        /* 1 on the PRQ side: a care lane and a wild bitmap */
     uint64_t map[];      /* live bitmap (groups words), then on the PRQ the wild bitmap */
 } vm_llv_block_t;
 
@@ -79,42 +83,61 @@ void vm_llv_geom_init(vm_llv_geom_t *g, uint32_t slots, int side);
 /* The shared geometry of blocks of `slots` slots (as for vm_llv_geom_init, at most 4096). */
 const vm_llv_geom_t *vm_llv_geom(uint32_t slots, int side);
 
-static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b)
+/* The geometry of b (the shared table entry of its size and side). */
+static inline const vm_llv_geom_t *vm_llv_geo(const vm_llv_block_t *b)
 {
-    return (uint16_t *)((char *)b + b->geo->fp);
+    return vm_llv_geom(b->slots, b->prq ? VM_PRQ : VM_UMQ);
 }
 
-/* The 64-bit lane at byte offset off of b (a field of its geometry). */
-static inline uint64_t *vm_llv_lane(const vm_llv_block_t *b, uint32_t off)
+/* The 64-bit lane k of b: 0 bits, then care on the PRQ, payload, seq. */
+static inline uint64_t *vm_llv_lane(const vm_llv_block_t *b, uint32_t k)
 {
-    return (uint64_t *)((char *)b + off);
+    return (uint64_t *)((char *)b + b->lanes) + (size_t)k * b->slots;
 }
 
 static inline uint64_t *vm_llv_bits(const vm_llv_block_t *b)
 {
-    return vm_llv_lane(b, b->geo->bits);
+    return vm_llv_lane(b, 0);
 }
 
 /* The care lane of a PRQ block; NULL on the UMQ. */
 static inline uint64_t *vm_llv_care(const vm_llv_block_t *b)
 {
-    return b->geo->care ? vm_llv_lane(b, b->geo->care) : NULL;
+    return b->prq ? vm_llv_lane(b, 1) : NULL;
 }
 
 static inline uint64_t *vm_llv_payload(const vm_llv_block_t *b)
 {
-    return vm_llv_lane(b, b->geo->payload);
+    return vm_llv_lane(b, 1u + b->prq);
 }
 
 static inline uint64_t *vm_llv_seq(const vm_llv_block_t *b)
 {
-    return vm_llv_lane(b, b->geo->seq);
+    return vm_llv_lane(b, 2u + b->prq);
+}
+
+/* Bytes of the fingerprint lane of a block of s slots: whole cache lines, which lie just
+ * before its bits lane (block.c). */
+static inline uint32_t vm_llv_fp_bytes(uint32_t s)
+{
+    return (2u * s + 63u) / 64u * 64u;
+}
+
+static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b)
+{
+    return (uint16_t *)((char *)b + b->lanes - vm_llv_fp_bytes(b->slots));
+}
+
+/* Bitmap words of one kind in b: one per group. */
+static inline uint32_t vm_llv_groups(const vm_llv_block_t *b)
+{
+    return (b->slots + VM_LLV_GROUP - 1) / VM_LLV_GROUP;
 }
 
 /* The wild bitmap of b, or NULL when b has no wild slot (always on the UMQ). */
 static inline const uint64_t *vm_llv_wild(const vm_llv_block_t *b)
 {
-    return b->wild ? b->map + b->geo->groups : NULL;
+    return b->wild ? b->map + vm_llv_groups(b) : NULL;
 }
 
 /* One past the last group holding live slots. */
@@ -200,9 +223,24 @@ int vm_llv_pools(vm_llv_t *l);
 /* Make room for one append at the tail of l: a first block, a larger or compacted copy of a
  * full only block, or a new llv.block block.  VMATCH_OK, or VMATCH_ENOMEM with l unchanged. */
 int vm_llv_room(vm_llv_t *l);
+/* Unlink block b of l and give it back. */
+void vm_llv_drop(vm_llv_t *l, vm_llv_block_t *b);
+
 /* Block b has emptied: keep it if it is the queue's only one, a first block, and the engine
- * has room (VM_MEM_KEPT), else drop it. */
-void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b);
+ * has room (VM_MEM_KEPT), else drop it.  Inline: a queue of one entry comes here on every
+ * match. */
+static inline void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
+{
+    vm_mem_t *mem = &l->base.env->mem;
+    if (!b->prev && !b->next && b->slots == VM_LLV_FIRST && mem->kept < VM_MEM_KEPT) {
+        /* Kept; the next append (a queue of no entries and a block) counts it out. */
+        mem->kept++;
+        b->head = b->tail = b->start = 0;
+        b->classes = 0;
+        return;
+    }
+    vm_llv_drop(l, b);
+}
 /* Give back every block of l. */
 void vm_llv_drop_all(vm_llv_t *l);
 

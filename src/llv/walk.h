@@ -57,13 +57,14 @@ VM_LLV_INLINE uint32_t vm_llv_verify(const uint64_t *bits, const uint64_t *care,
  * does not follow the jump from one block to the next, to take over. */
 #define VM_LLV_PREFETCH_LINES 4
 
-/* Prefetch the header and the first fingerprint lines of block b, which has the geometry g of
- * the block before it: a queue of several blocks has llv.block blocks only (block.c). */
-VM_LLV_INLINE void vm_llv_prefetch(const vm_llv_block_t *b, const vm_llv_geom_t *g)
+/* Prefetch the header and the first fingerprint lines of block b, whose fingerprints are at
+ * byte offset fp as in the block before it: a queue of several blocks has llv.block blocks
+ * only (block.c). */
+VM_LLV_INLINE void vm_llv_prefetch(const vm_llv_block_t *b, size_t fp)
 {
     __builtin_prefetch(b);
     for (unsigned i = 0; i < VM_LLV_PREFETCH_LINES; i++)
-        __builtin_prefetch((const char *)b + g->fp + 64 * i);
+        __builtin_prefetch((const char *)b + fp + 64 * i);
 }
 
 /* find_key over blocks from b on (see vm_llv_kernel_t). */
@@ -73,14 +74,13 @@ VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_probe_t *p, co
 {
     uint64_t passed = 0;
     for (; b; b = b->next) {
-        const vm_llv_geom_t *g = b->geo;
         const uint16_t *fp = vm_llv_fps(b);
         const uint64_t *bits = vm_llv_bits(b), *wmap = vm_llv_wild(b);
         const uint64_t *care = vm_llv_care(b);
         unsigned cls = b->classes & p->classes;
         uint32_t r = b->start, end = vm_llv_end(b);
         if (b->next) /* its header and first fingerprints, while this block is searched */
-            vm_llv_prefetch(b->next, g);
+            vm_llv_prefetch(b->next, (size_t)((const char *)fp - (const char *)b));
         if (!wmap && cls == 1) {
             /* The common block, exact entries only: one test per two groups, and the bitmap
              * is read only when a group has a candidate (dead slots are filtered then). */
