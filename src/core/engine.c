@@ -108,7 +108,6 @@ static inline int side_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycar
     return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
 }
 
-
 static __attribute__((noinline, cold)) int enqueue_failed(int rc)
 {
     return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
