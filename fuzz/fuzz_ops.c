@@ -1,9 +1,10 @@
 /* fuzz_ops.c -- the bytes choose an engine and a stream of calls, and every answer is
  * checked against the reference model (tests/ref.h).
  *
- * Layout of an input: three bytes choose the spec (policy single, pnp or pnp-static over
- * ll, lla or llv, each kernel the machine has, small blocks, small pnp thresholds and
- * caps, profile recording, a collective class for context 1), then each operation is one
+ * Layout of an input: three bytes choose the spec (policy single, pnp, pnp-static or hash
+ * over ll, lla or llv, each kernel the machine has, small blocks, small pnp thresholds and
+ * caps, hash tables of 1 to 64 buckets or growing with loads of 1 to 4, profile recording,
+ * a collective class for context 1), then each operation is one
  * byte (its kind in the low three bits) and, for most kinds, one argument byte.  Contexts
  * 0-1, sources 0-5 and tags 0-2 (and the wildcards) make receives and messages meet often.
  * A receive or probe with bit 3 of its kind byte set takes one more byte, which clears
@@ -91,14 +92,20 @@ static int make_engine(run_t *r)
     for (unsigned i = 0; i < 3; i++)
         if (vmatch_simd_available(kernels[i]) == 1)
             have[nhave++] = kernels[i];
-    const char *policy = policies[b0 % 3], *storage = storages[(b0 >> 2) % 3];
+    /* The third byte is pnp's; with single, its bit 6 makes the engine hash instead. */
+    static const unsigned buckets[] = {0, 1, 2, 7, 0, 3, 0, 64};
+    int hash = b0 % 3 == 0 && (b2 & 0x40);
+    const char *policy = hash ? "hash" : policies[b0 % 3], *storage = storages[(b0 >> 2) % 3];
     int n = snprintf(r->spec, sizeof r->spec,
                      "policy=%s storage=%s nprocs=%d lla.block=%u llv.block=%u%s", policy,
                      storage, NPROCS, 4 + (b1 >> 2) % 8, 64 * (1 + (b1 >> 5) % 3),
                      b0 & 0x80 ? " profile.record=on" : "");
     if (strcmp(storage, "llv") == 0 && nhave)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n, " simd=%s", have[b1 % nhave]);
-    if (strcmp(policy, "single") != 0)
+    if (hash)
+        n += snprintf(r->spec + n, sizeof r->spec - (size_t)n, " hash.buckets=%u hash.load=%u",
+                      buckets[b2 % 8], 1 + (b2 >> 3) % 4);
+    else if (strcmp(policy, "single") != 0)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n,
                       " pnp.threshold=%u pnp.cap=%u pnp.move=%s pnp.metric=%s", 2 + b2 % 7,
                       1 + (b2 >> 3) % 4, b0 & 0x10 ? "off" : "on", metrics[(b0 >> 5) % 3]);

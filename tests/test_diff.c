@@ -77,11 +77,14 @@ static const struct {
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
-/* Keys a policy needs, per variant.  pnp runs with thresholds of 2, 5 and 8 so that levels
+/* Keys a policy needs, per variant; alternatives separated by '|' are run one after the
+ * other, each on its own stream.  pnp runs with thresholds of 2, 5 and 8 so that levels
  * and partners form early and often, with entries moved to new partners' queues (v0, v2)
  * and with the thesis's levels (v1), with every metric, and with caps that the traffic's
  * 600 source keys fill (nprocs=256: 16, 64 and 256 partners per side), so the full table is
- * met too.  pnp-static reads a profile the test records first (write_profile). */
+ * met too.  pnp-static reads a profile the test records first (write_profile).  hash runs
+ * with its growing table (one entry per bucket, and three, so that bucket queues fill) and
+ * with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding keys. */
 #define DIFF_NPROCS 256
 static const struct {
     const char *policy;
@@ -97,6 +100,7 @@ static const struct {
      {"nprocs=256", "nprocs=256 pnp.cap=4 pnp.metric=median",
       "nprocs=256 pnp.cap=16 pnp.metric=fence pnp.alpha=0"},
      {1, 4, 16}},
+    {"hash", {"|hash.buckets=1", "hash.buckets=2|hash.load=3", "hash.buckets=7"}, {0, 0, 0}},
 };
 #define NPOLICY_EXTRA (sizeof policy_extra / sizeof *policy_extra)
 
@@ -155,6 +159,7 @@ typedef struct run {
     uint64_t next_id; /* payload ids handed out so far; payloads are never reused */
     uint32_t cls[NCTX];
     unsigned src_bits, tag_bits;
+    vmatch_bits_t outside; /* the bits the layout leaves out (above the context) */
     int32_t max_src, max_tag;
     int inject; /* an allocation failure is armed for this operation */
     enum phase ph;
@@ -258,6 +263,11 @@ static int pack_recv(run_t *r, uint32_t ctx, int32_t src, int32_t tag, vmatch_bi
     } else {
         vmatch_mpi_recv(r->e, ctx, src, tag, bits, care);
     }
+    /* Now and then clear bits the layout leaves out: a mask no MPI packing makes, which
+     * matches as the full one does (no message sets those bits) but is not all ones.  No
+     * draw at all when the layout fills 64 bits, so those streams stay as they were. */
+    if (r->outside && rng_pct(&r->g, 5))
+        *care &= ~(r->outside & rng_next(&r->g));
     if (odd) {
         /* Clear random bits of the tag or source field, never of the context, so classes
          * still cannot meet. */
@@ -607,7 +617,7 @@ static int write_profile(const char *spec, const char *path)
  * storage without kernels), adding the allocation failures it saw to *enomem.  Returns 1
  * when the engine agreed throughout (or the pair cannot run here), 0 on the first mismatch. */
 static int run_pair(const char *policy, const char *storage, const char *simd, unsigned v,
-                    uint64_t seed, uint64_t nops, uint64_t *enomem)
+                    const char *alt, uint64_t seed, uint64_t nops, uint64_t *enomem)
 {
     const char *extra = variants[v].extra;
     char spec[640], pair[128], label[160], pextra[320] = "", profile[64] = "";
@@ -621,7 +631,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     snprintf(pair, sizeof pair, "%s/%s", policy, storage);
     for (unsigned p = 0; p < NPOLICY_EXTRA; p++)
         if (strcmp(policy, policy_extra[p].policy) == 0) {
-            snprintf(pextra, sizeof pextra, " %s", policy_extra[p].extra[v]);
+            snprintf(pextra, sizeof pextra, "%s%s", *alt ? " " : "", alt);
             r.partner_bound = 2 * (uint64_t)policy_extra[p].cap[v] * 16; /* c sqrt(256) */
         }
     if (strcmp(policy, "pnp-static") == 0) { /* the same file for every run of a variant */
@@ -636,7 +646,8 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     if (simd) /* the kernel's keys go last, so the text before is the same as without */
         snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s simd=%s",
                  *variants[v].llv_extra ? " " : "", variants[v].llv_extra, simd);
-    snprintf(label, sizeof label, "%s%s%s", pair, simd ? "/" : "", simd ? simd : "");
+    snprintf(label, sizeof label, "%s%s%s%s%s", pair, simd ? "/" : "", simd ? simd : "",
+             *alt ? " " : "", alt);
     r.pair = pair;
     r.simd = simd;
     r.spec = spec;
@@ -663,6 +674,8 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
         vmatch_destroy(r.e);
         return 0;
     }
+    if (ctx_bits + r.src_bits + r.tag_bits < 64)
+        r.outside = ~(vmatch_bits_t)0 << (ctx_bits + r.src_bits + r.tag_bits);
     r.max_src = (int32_t)((1u << r.src_bits) - 1);
     r.max_tag = (int32_t)((1u << r.tag_bits) - 1);
     r.cls[0] = 0;
@@ -696,7 +709,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
         snprintf(ptext, sizeof ptext, "; at most %" PRIu64 " partners, %" PRIu64 " levels",
                  r.max_partners, r.max_levels);
 
-    printf("test_diff: %-23s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
+    printf("test_diff: %-38s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
            " (post %" PRIu64 ", arrive %" PRIu64 ", probe %" PRIu64 ", improbe %" PRIu64
            ", cancel %" PRIu64 ", remove %" PRIu64 "; %" PRIu64 " matched, %" PRIu64
            " ENOMEM, max PRQ %" PRIu64 ", max UMQ %" PRIu64 "%s)\n",
@@ -746,6 +759,15 @@ static unsigned kernels_to_run(const char *storage, const char **names)
         exit(2);
     }
     return n;
+}
+
+/** The keys policy needs in variant v ('|' between alternatives), or "". */
+static const char *policy_keys(const char *policy, unsigned v)
+{
+    for (unsigned p = 0; p < NPOLICY_EXTRA; p++)
+        if (strcmp(policy, policy_extra[p].policy) == 0)
+            return policy_extra[p].extra[v];
+    return "";
 }
 
 /** True when the VMATCH_DIFF_PAIR filter only (NULL or empty: none) selects the pair. */
@@ -802,9 +824,19 @@ int main(void)
                 nruns++;
                 for (k = 0; k < nseeds && ok; k++) {
                     for (v = 0; v < NVARIANTS && ok; v++) {
-                        ok = run_pair(pol->name, sto->name, simd, v, seed + k,
-                                      nops / variants[v].ops_div, &enomem);
-                        CHECK(ok);
+                        /* The policy's keys of this variant: each '|' alternative a run. */
+                        const char *keys = policy_keys(pol->name, v);
+                        for (;;) {
+                            char alt[320];
+                            size_t n = strcspn(keys, "|");
+                            snprintf(alt, sizeof alt, "%.*s", (int)n, keys);
+                            ok = run_pair(pol->name, sto->name, simd, v, alt, seed + k,
+                                          nops / variants[v].ops_div, &enomem);
+                            CHECK(ok);
+                            if (!ok || keys[n] != '|')
+                                break;
+                            keys += n + 1;
+                        }
                     }
                 }
                 /* The injection must have bitten, or the ENOMEM paths went untested. */

@@ -1,0 +1,209 @@
+/* arrival.c -- policy=hash: the unexpected messages, hashed or flat.
+ *
+ * Hashed, every message sits in the bucket of its match bits, where an exact receive or
+ * probe finds the oldest one with those bits (they all hash there, in arrival order).  A
+ * search whose care mask has a wildcard could match a message of any bucket.  Flat, the
+ * messages are one queue of the storage in arrival order, where every search is the
+ * storage's: the vector kernels over llv, which compare 16-bit fingerprints for an exact
+ * search and whole match bits for a wildcard one, never a walk of buckets.
+ *
+ * Keeping both at once (a bucket view and an arrival-order view, each message in both)
+ * costs two appends per message, and every exact removal must find its message in the
+ * arrival-order view too: a search of that queue from its head, as long as the flat
+ * search it replaces (docs/hash.md has the figures).  So the side is one or the other, and
+ * switches by what its searches cost, as in ski rental: hashed, a wildcard search walks
+ * every bucket, and once those walks have cost about two copies of the side (less what the
+ * exact searches saved meanwhile) it turns flat; flat, an exact search compares up to its
+ * match, and once those compares have cost about a copy (less what the wildcard searches
+ * saved) it turns hashed.  Either switch copies the messages once,
+ * in arrival order (from buckets: merged by sequence number).  It happens only in a call
+ * that succeeds, so a call that fails with VMATCH_ENOMEM still changes nothing (a search
+ * that finds nothing leaves the switch to the next call), and is best effort: out of
+ * memory, the side stays as it is, which is correct, only slower.
+ */
+#include "hash_impl.h"
+
+#include <stdlib.h>
+
+/* The switches, in the units each side counts.  Flat: entries compared by exact searches
+ * (a vector compare of fingerprints covers 16 of them); it turns hashed past FLAT_EXACT
+ * times its entries plus FLAT_SLACK, about what the copy costs, and each wildcard search
+ * takes back FLAT_WILD times (entries + buckets), what it would have cost hashed.  Hashed:
+ * buckets visited by wildcard searches, plus the entries their queues compared; it turns
+ * flat past HASHED_WILD times (entries + buckets), and each exact search takes back
+ * 1/HASHED_EXACT of (entries + buckets), about what it saves against a flat search.  So a
+ * side stays flat while more than about one search in 32 has a wildcard, and hashed while
+ * fewer than about one in 64 have. */
+#define FLAT_EXACT   8
+#define FLAT_SLACK   256
+#define FLAT_WILD    16
+#define HASHED_WILD  2
+#define HASHED_EXACT 32
+
+typedef struct vm_hash_entry {
+    vmatch_bits_t bits;
+    void *payload;
+    uint64_t seq;
+} vm_hash_entry_t;
+
+typedef struct collector {
+    vm_hash_entry_t *v;
+    uint64_t n;
+} collector_t;
+
+static int collect(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                   uint64_t seq)
+{
+    (void)care;
+    collector_t *c = arg;
+    c->v[c->n++] = (vm_hash_entry_t){bits, payload, seq};
+    return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    uint64_t x = ((const vm_hash_entry_t *)a)->seq, y = ((const vm_hash_entry_t *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+/* Hashed -> flat: the buckets' messages merged by sequence number into one queue. */
+static void to_flat(vm_hash_t *h)
+{
+    vm_mem_t *mem = &h->base.env->mem;
+    size_t bytes = (size_t)h->len * sizeof(vm_hash_entry_t);
+    collector_t c = {.v = h->len ? vm_mem_alloc(mem, bytes) : NULL};
+    vm_queue_t *q = NULL;
+    if ((h->len && !c.v) || vm_hash_queue_get(h, &q) < 0) {
+        if (c.v)
+            vm_mem_free(mem, c.v, bytes);
+        return;
+    }
+    for (uint32_t i = 0; i < h->nb; i++) {
+        const vm_hash_slot_t *s = &h->table[i];
+        for (int k = 0; k < VM_HASH_WAYS; k++)
+            if (s->payload[k])
+                collect(&c, s->bits[k], ~(vmatch_bits_t)0, s->payload[k], s->seq[k]);
+        if (s->more)
+            s->more->ops->each(s->more, collect, &c);
+    }
+    qsort(c.v, c.n, sizeof *c.v, by_seq);
+    int rc = VMATCH_OK;
+    for (uint64_t k = 0; k < c.n && rc == VMATCH_OK; k++)
+        rc = q->ops->append(q, c.v[k].bits, ~(vmatch_bits_t)0, c.v[k].payload, c.v[k].seq);
+    if (c.v)
+        vm_mem_free(mem, c.v, bytes);
+    if (rc < 0) {
+        q->ops->destroy(q);
+        return;
+    }
+    vm_hash_table_clear(h);
+    h->flat = q;
+    h->cost = 0;
+    h->want_switch = 0;
+}
+
+/* Flat -> hashed. */
+static void to_hashed(vm_hash_t *h)
+{
+    if (vm_hash_table_fill(h, h->flat) < 0)
+        return;
+    h->flat->ops->destroy(h->flat);
+    h->flat = NULL;
+    h->cost = 0;
+    h->want_switch = 0;
+}
+
+/* A call that may take memory: make the switch a search asked for. */
+static void settle(vm_hash_t *h)
+{
+    if (!h->want_switch)
+        return;
+    if (h->flat)
+        to_hashed(h);
+    else
+        to_flat(h);
+}
+
+int vm_hash_umq_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t seq)
+{
+    int rc;
+    if (h->flat)
+        rc = h->flat->ops->append(h->flat, bits, ~(vmatch_bits_t)0, payload, seq);
+    else
+        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->nb), bits, ~(vmatch_bits_t)0,
+                                 payload, seq);
+    if (rc < 0)
+        return rc;
+    h->len++;
+    if (!h->flat && h->len > h->grow_at)
+        vm_hash_grow(h);
+    settle(h);
+    return VMATCH_OK;
+}
+
+/* A search of the flat side: the queue; exact searches count toward hashing it. */
+static int match_flat(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
+                      void **payload, uint64_t *inspected)
+{
+    uint64_t before = *inspected;
+    int found = vm_queue_match(h->flat, key, keycare, remove, payload, inspected);
+    if (found && remove)
+        h->len--;
+    if (keycare != ~(vmatch_bits_t)0) {
+        uint64_t back = FLAT_WILD * (h->len + h->nb);
+        h->cost -= h->cost < back ? h->cost : back;
+        h->want_switch = 0;
+    } else if ((h->cost += *inspected - before) > FLAT_EXACT * h->len + FLAT_SLACK) {
+        h->want_switch = 1;
+    }
+    if (found)
+        settle(h);
+    return found;
+}
+
+int vm_hash_umq_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
+                      void **payload, uint64_t *inspected)
+{
+    if (h->flat)
+        return match_flat(h, key, keycare, remove, payload, inspected);
+    vm_hit_t hit;
+    int64_t i;
+    if (keycare == ~(vmatch_bits_t)0) { /* the bucket of key holds every match */
+        uint64_t back = (h->len + h->nb) / HASHED_EXACT + 1;
+        h->cost -= h->cost < back ? h->cost : back;
+        i = vm_hash_index(key, h->nb);
+        if (!vm_hash_slot_find(&h->table[i], key, keycare, NULL, &hit, inspected))
+            return 0;
+    } else { /* every bucket's first match, the oldest of them */
+        uint64_t before = *inspected;
+        i = vm_hash_scan(h, key, keycare, NULL, &hit, inspected);
+        h->cost += h->nb + (*inspected - before);
+        if (h->cost > HASHED_WILD * (h->len + h->nb))
+            h->want_switch = 1;
+        if (i < 0)
+            return 0;
+    }
+    *payload = hit.payload;
+    if (remove)
+        vm_hash_slot_remove(h, (uint32_t)i, &hit);
+    settle(h);
+    return 1;
+}
+
+int vm_hash_umq_remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected)
+{
+    vm_hit_t hit;
+    if (h->flat) {
+        vm_queue_t *q = h->flat;
+        if (!q->ops->find_payload(q, payload, &hit, inspected))
+            return 0;
+        q->ops->remove(q, &hit);
+        h->len--;
+        return 1;
+    }
+    int64_t i = vm_hash_scan(h, 0, 0, payload, &hit, inspected);
+    if (i < 0)
+        return 0;
+    vm_hash_slot_remove(h, (uint32_t)i, &hit);
+    return 1;
+}

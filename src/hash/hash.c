@@ -1,0 +1,234 @@
+/* hash.c -- policy=hash: exact entries hashed into buckets, each a cache line and then a
+ * queue of the storage.
+ *
+ * On the PRQ a receive whose care mask is all ones goes to the bucket of its match bits and
+ * any other receive to one wildcard queue; an arriving message searches its bucket and, when
+ * it holds receives, the wildcard queue, and takes the older (lower sequence number) of the
+ * two first matches.  The UMQ is hashed, every message in its bucket, or flat, one queue in
+ * arrival order, by what its searches cost (arrival.c).  Any care mask works: only an
+ * all-ones mask is hashed, whatever the layout.
+ *
+ * The table starts with two buckets and doubles when its entries pass hash.load per bucket
+ * (table.c), or has hash.buckets of them, fixed.  An exact match on a bucket with no queue
+ * and no wildcard receive queued is the fast path: a hash, one cache line, no call.  The
+ * design and the measurements behind the defaults are in docs/hash.md.
+ */
+#include "hash_impl.h"
+
+static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
+{
+    vm_hash_t *h = vm_mem_calloc(&env->mem, sizeof *h);
+    if (!h)
+        return VMATCH_ENOMEM;
+    h->base = (vm_pq_t){.ops = &vm_hash_policy, .env = env, .side = side};
+    h->hc = vm_module_cfg(env->cfg, &vm_hash_module);
+    h->nb = h->hc->buckets;
+    h->grow_at = UINT64_MAX;
+    if (!h->nb) { /* a growing table starts with two buckets */
+        h->nb = 2;
+        h->grow_at = 2 * (uint64_t)h->hc->load;
+    }
+    *out = &h->base;
+    return VMATCH_OK;
+}
+
+static void hash_destroy(vm_pq_t *p)
+{
+    vm_hash_t *h = (vm_hash_t *)p;
+    vm_hash_table_free(h);
+    vm_mem_free(&p->env->mem, h, sizeof *h);
+}
+
+/* Append a receive with a wildcard care mask to the wildcard queue, made on first use. */
+static int append_wild(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                       uint64_t seq)
+{
+    int made = !h->wild;
+    if (made) {
+        int rc = vm_hash_queue_get(h, &h->wild);
+        if (rc < 0) {
+            h->wild = NULL;
+            return rc;
+        }
+    }
+    int rc = h->wild->ops->append(h->wild, bits, care, payload, seq);
+    if (rc < 0 && made) { /* a failed call leaves nothing behind */
+        h->wild->ops->destroy(h->wild);
+        h->wild = NULL;
+    }
+    return rc;
+}
+
+/* Paths off the per-call fast path: out of line, so the fast path saves no registers. */
+#define VM_HASH_COLD __attribute__((noinline))
+
+/* An append that is not a free way of a line: the side's first entry, a wildcard receive,
+ * a bucket's queue, a flat UMQ, or the append that makes the table grow. */
+VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care,
+                                    void *payload, uint64_t seq)
+{
+    int made = !h->table;
+    if (made && vm_hash_table_make(h) < 0)
+        return VMATCH_ENOMEM;
+    int rc;
+    if (h->base.side == VM_UMQ)
+        rc = vm_hash_umq_append(h, bits, payload, seq);
+    else if (care != ~(vmatch_bits_t)0)
+        rc = append_wild(h, bits, care, payload, seq);
+    else
+        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->nb), bits, care, payload, seq);
+    if (rc < 0) {
+        if (made)
+            vm_hash_table_free(h);
+        return rc;
+    }
+    if (h->base.side == VM_PRQ && ++h->len > h->grow_at)
+        vm_hash_grow(h);
+    return VMATCH_OK;
+}
+
+static int hash_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                       void *payload, uint64_t seq)
+{
+    (void)cls;
+    vm_hash_t *h = (vm_hash_t *)p;
+    vm_hash_slot_t *t = h->table;
+    /* Exact traffic: an exact entry into a free way of its line, on a hashed side with no
+     * switch pending, when the table need not grow. */
+    if (t && care == ~(vmatch_bits_t)0 && !h->flat && !h->want_switch && h->len < h->grow_at) {
+        vm_hash_slot_t *s = &t[vm_hash_index(bits, h->nb)];
+        for (int k = 0; k < VM_HASH_WAYS && !s->more; k++)
+            if (!s->payload[k]) {
+                s->bits[k] = bits;
+                s->payload[k] = payload;
+                s->seq[k] = seq;
+                h->len++;
+                return VMATCH_OK;
+            }
+    }
+    return append_slow(h, bits, care, payload, seq);
+}
+
+/* An arriving message on a hashed PRQ with wildcard receives queued: its bucket's first
+ * match and the wildcard queue's, the older of the two. */
+static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **payload,
+                          uint64_t *inspected)
+{
+    uint32_t i = vm_hash_index(key, h->nb);
+    vm_queue_t *w = h->wild;
+    vm_hit_t hb, hw;
+    int fb = vm_hash_slot_find(&h->table[i], key, ~(vmatch_bits_t)0, NULL, &hb, inspected);
+    int fw = w->ops->find(w, key, ~(vmatch_bits_t)0, &hw, inspected);
+    if (fw && (!fb || hw.seq < hb.seq)) {
+        *payload = hw.payload;
+        if (remove) {
+            w->ops->remove(w, &hw);
+            h->len--;
+        }
+        return 1;
+    }
+    if (!fb)
+        return 0;
+    *payload = hb.payload;
+    if (remove)
+        vm_hash_slot_remove(h, i, &hb);
+    return 1;
+}
+
+/* A match off the fast path: a probe, a wildcard search, a flat UMQ, or wildcard receives
+ * queued. */
+VM_HASH_COLD static int match_slow(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare,
+                                   int remove, void **payload, uint64_t *inspected)
+{
+    if (h->base.side == VM_UMQ)
+        return vm_hash_umq_match(h, key, keycare, remove, payload, inspected);
+    if (h->wild && h->wild->len)
+        return match_prq_wild(h, key, remove, payload, inspected);
+    uint32_t i = vm_hash_index(key, h->nb);
+    vm_hit_t hit;
+    if (!vm_hash_slot_find(&h->table[i], key, keycare, NULL, &hit, inspected))
+        return 0;
+    *payload = hit.payload;
+    if (remove)
+        vm_hash_slot_remove(h, i, &hit);
+    return 1;
+}
+
+static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                      int remove, void **payload, uint64_t *inspected)
+{
+    (void)cls;
+    vm_hash_t *h = (vm_hash_t *)p;
+    if (!h->len) /* most searches of a side with nothing queued */
+        return 0;
+    /* Exact traffic: the bucket alone, when no wildcard receive needs a look and the UMQ is
+     * hashed with no switch to weigh. */
+    if (remove && keycare == ~(vmatch_bits_t)0 && !h->flat && !h->cost &&
+        (!h->wild || !h->wild->len))
+        return vm_hash_slot_take(h, vm_hash_index(key, h->nb), key, payload, inspected);
+    return match_slow(h, key, keycare, remove, payload, inspected);
+}
+
+static int hash_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    vm_hash_t *h = (vm_hash_t *)p;
+    vm_hit_t hit, hw;
+    if (!h->len)
+        return 0;
+    if (p->side == VM_UMQ)
+        return vm_hash_umq_remove_payload(h, payload, inspected);
+    /* A cancel: the wildcard queue and every bucket, the oldest entry with the payload. */
+    vm_queue_t *w = h->wild;
+    int fw = w && w->len && w->ops->find_payload(w, payload, &hw, inspected);
+    int64_t i = vm_hash_scan(h, 0, 0, payload, &hit, inspected);
+    if (fw && (i < 0 || hw.seq < hit.seq)) {
+        w->ops->remove(w, &hw);
+        h->len--;
+    } else if (i >= 0) {
+        vm_hash_slot_remove(h, (uint32_t)i, &hit);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static void hash_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+{
+    const vm_hash_t *h = (const vm_hash_t *)p;
+    acc->queues += h->nmore + h->nspare + (h->flat != NULL) + (h->wild != NULL);
+}
+
+const vm_policy_t vm_hash_policy = {
+    .name = "hash",
+    .create = hash_create,
+    .destroy = hash_destroy,
+    .append = hash_append,
+    .match = hash_match,
+    .remove_payload = hash_remove_payload,
+    .stats = hash_stats,
+};
+
+/* ---- keys ---- */
+
+/* Defaults: measured in docs/hash.md. */
+static const vm_hash_config_t hash_default = {.buckets = 0, .load = 1};
+
+#define FIELD(f) offsetof(vm_hash_config_t, f)
+
+static const vm_key_t hash_keys[] = {
+    {"hash.buckets", VM_KEY_UINT, FIELD(buckets), 0, 1u << 24,
+     .help = "`hash`: buckets per side, fixed; 0: the table grows with its entries"},
+    {"hash.load", VM_KEY_UINT, FIELD(load), 1, 1024,
+     .help = "`hash`, growing table: entries per bucket above which the table doubles"},
+};
+
+static const vm_policy_t *const hash_policies[] = {&vm_hash_policy, NULL};
+
+const vm_module_t vm_hash_module = {
+    .prefix = "hash",
+    .keys = hash_keys,
+    .nkeys = sizeof hash_keys / sizeof hash_keys[0],
+    .cfg_size = sizeof(vm_hash_config_t),
+    .cfg_default = &hash_default,
+    .policies = hash_policies,
+};

@@ -1,0 +1,359 @@
+/* Tests of policy=hash: where entries go (the bucket index, its spread, the table and its
+ * growth, the wildcard queue), the memory of an empty engine and of a bucket, and the two
+ * modes of the unexpected messages (hashed and flat) switching back and forth under exact and
+ * wildcard traffic while every answer agrees with the reference model and the structure
+ * stays whole: every entry once, in its bucket, in order.  Long random streams over every
+ * storage are test_diff's job. */
+#include "check.h"
+#include "engine.h"
+#include "hash_impl.h"
+#include "ref.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define PTR(i) ((void *)(uintptr_t)(((i) + 1) * 8))
+
+static uint64_t rnd(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static vm_hash_t *side_of(vmatch_engine_t *e, int side)
+{
+    return (vm_hash_t *)e->side[side];
+}
+
+/* ---- the structure of one side ---- */
+
+typedef struct walk {
+    uint32_t bucket, nb;
+    uint64_t last_seq, n;
+    int bad;
+} walk_t;
+
+static int walk_more(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                     uint64_t seq)
+{
+    walk_t *w = arg;
+    (void)payload;
+    if (vm_hash_index(bits, w->nb) != w->bucket || seq <= w->last_seq || !care)
+        w->bad = 1;
+    w->last_seq = seq;
+    w->n++;
+    return 0;
+}
+
+/* Every entry of a side once, where it belongs: a line's entries in their bucket and older
+ * than the bucket's queue, which is in sequence order and never empty; on the PRQ only
+ * exact receives in buckets and only others in the wildcard queue; a flat UMQ holds
+ * everything, its table nothing.  Returns 1 when whole. */
+static int whole(vm_hash_t *h)
+{
+    uint64_t n = 0, nmore = 0;
+    int ok = 1;
+    for (uint32_t i = 0; h->table && i < h->nb; i++) {
+        const vm_hash_slot_t *s = &h->table[i];
+        walk_t w = {.bucket = i, .nb = h->nb};
+        for (int k = 0; k < VM_HASH_WAYS; k++) {
+            if (!s->payload[k])
+                continue;
+            ok &= vm_hash_index(s->bits[k], h->nb) == i;
+            w.last_seq = s->seq[k] > w.last_seq ? s->seq[k] : w.last_seq;
+            n++;
+        }
+        if (s->more) {
+            ok &= s->more->len > 0;
+            s->more->ops->each(s->more, walk_more, &w);
+            ok &= !w.bad;
+            n += w.n;
+            nmore++;
+        }
+    }
+    ok &= nmore == h->nmore && h->nspare <= VM_HASH_SPARES;
+    for (uint32_t k = 0; k < h->nspare; k++)
+        ok &= h->spare[k]->len == 0;
+    if (h->base.side == VM_PRQ)
+        n += h->wild ? h->wild->len : 0;
+    if (h->flat)
+        ok &= n == 0 && h->flat->len == h->len;
+    else
+        ok &= n == h->len;
+    return ok;
+}
+
+/* ---- placement ---- */
+
+static void test_index(void)
+{
+    uint64_t s = 1;
+    const uint32_t sizes[] = {1, 2, 3, 7, 1000, 1021, 1024, 1u << 20};
+    for (unsigned z = 0; z < sizeof sizes / sizeof *sizes; z++)
+        for (int k = 0; k < 2000; k++) {
+            vmatch_bits_t b = rnd(&s);
+            uint32_t i = vm_hash_index(b, sizes[z]), j = vm_hash_index(b, 2 * sizes[z]);
+            CHECK(i < sizes[z]);
+            CHECK(j / 2 == i); /* doubling splits bucket i into 2i and 2i + 1 */
+        }
+    /* MPI keys (context 3, sources 0..4095, tags 0..3) over 4096 buckets: the longest run
+     * stays short, and keys that share a bucket do not share llv fingerprints more than
+     * random ones would (the fingerprint hash must stay independent of the index). */
+    enum { NB = 4096, NSRC = 4096, NTAG = 4 };
+    static uint16_t count[NB];
+    static uint32_t first_fp[NB];
+    uint32_t longest = 0, same_fp = 0, pairs = 0;
+    memset(count, 0, sizeof count);
+    for (uint32_t src = 0; src < NSRC; src++)
+        for (uint32_t tag = 0; tag < NTAG; tag++) {
+            vmatch_bits_t b = (3ull << 48) | ((uint64_t)src << 24) | tag;
+            uint32_t i = vm_hash_index(b, NB),
+                     fp = (uint32_t)((b * 0x9E3779B97F4A7C15ull) >> 48);
+            if (count[i]) {
+                pairs++;
+                same_fp += (fp >> 10) == (first_fp[i] >> 10); /* the top 6 bits */
+            } else {
+                first_fp[i] = fp;
+            }
+            if (++count[i] > longest)
+                longest = count[i];
+        }
+    CHECK(longest <= 16);
+    CHECK(pairs > 1000 && same_fp * 16 < pairs); /* random: 1 in 64 */
+}
+
+static void test_placement(void)
+{
+    vmatch_engine_t *e;
+    void *out;
+    REQUIRE(vmatch_create("policy=hash storage=llv", &e) == VMATCH_OK);
+    vm_hash_t *prq = side_of(e, VM_PRQ);
+    vmatch_bits_t bits, care;
+    /* Exact receives to buckets, the table growing with them; others to the wildcard
+     * queue, also a mask that leaves out only bits no field uses. */
+    for (int i = 0; i < 1000; i++) {
+        vmatch_mpi_recv(e, 1, i % 300, i / 300, &bits, &care);
+        CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i), &out), VMATCH_QUEUED);
+    }
+    CHECK(prq->wild == NULL);
+    CHECK(prq->nb >= 1000 / prq->hc->load && prq->nb <= 4 * 1000 / prq->hc->load);
+    CHECK(whole(prq));
+    vmatch_mpi_recv(e, 1, VMATCH_ANY_SOURCE, 5, &bits, &care);
+    CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(1000), &out), VMATCH_QUEUED);
+    vmatch_mpi_recv(e, 1, 7, 9, &bits, &care);
+    CHECK_EQ(vmatch_post(e, bits, care & ~(1ull << 63), 0, PTR(1001), &out), VMATCH_QUEUED);
+    CHECK(prq->wild && prq->wild->len == 2 && whole(prq));
+    /* A message takes the older of its bucket's match and the wildcard queue's. */
+    vmatch_bits_t m = vmatch_mpi_msg(e, 1, 7, 9);
+    vmatch_mpi_recv(e, 1, 7, 9, &bits, &care);
+    CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(1002), &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_arrive(e, m, 0, PTR(5000), &out), VMATCH_MATCHED);
+    CHECK(out == PTR(1001));
+    CHECK_EQ(vmatch_arrive(e, m, 0, PTR(5001), &out), VMATCH_MATCHED);
+    CHECK(out == PTR(1002));
+    CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, 1, 299, 5), 0, PTR(5002), &out),
+             VMATCH_MATCHED);
+    CHECK(out == PTR(1000)); /* only the ANY_SOURCE receive has tag 5 */
+    CHECK(whole(prq));
+    vmatch_destroy(e);
+
+    /* A fixed table keeps its size; seven buckets hold long runs. */
+    REQUIRE(vmatch_create("policy=hash storage=lla hash.buckets=7", &e) == VMATCH_OK);
+    prq = side_of(e, VM_PRQ);
+    for (int i = 0; i < 500; i++) {
+        vmatch_mpi_recv(e, 0, i % 50, i, &bits, &care);
+        CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i), &out), VMATCH_QUEUED);
+    }
+    CHECK(prq->nb == 7 && prq->nmore == 7 && whole(prq));
+    for (int i = 499; i >= 0; i--) { /* in reverse: each bucket's queue from its tail */
+        CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, 0, i % 50, i), 0, PTR(1000), &out),
+                 VMATCH_MATCHED);
+        CHECK(out == PTR(i));
+    }
+    CHECK(prq->len == 0 && prq->nmore == 0 && whole(prq));
+    vmatch_destroy(e);
+}
+
+/* An engine that has queued nothing holds at most 4 KiB; a bucket costs its line. */
+static void test_memory(void)
+{
+    vmatch_engine_t *e;
+    vmatch_stats_t st, st2;
+    void *out;
+    REQUIRE(vmatch_create("policy=hash storage=llv nprocs=4096", &e) == VMATCH_OK);
+    vmatch_stats(e, &st);
+    CHECK(st.bytes <= 4096);
+    CHECK_EQ(st.queues, 0);
+    vmatch_destroy(e);
+    REQUIRE(vmatch_create("policy=hash storage=llv hash.buckets=1021", &e) == VMATCH_OK);
+    vmatch_stats(e, &st);
+    CHECK(st.bytes <= 4096); /* the table comes with the first entry */
+    CHECK_EQ(vmatch_arrive(e, 12345, 0, PTR(0), &out), VMATCH_QUEUED);
+    vmatch_stats(e, &st2);
+    CHECK_EQ(st2.bytes - st.bytes, 1021 * sizeof(vm_hash_slot_t) + VM_LINE_PAD);
+    vmatch_destroy(e);
+}
+
+/* ---- the two modes of the UMQ against the reference ---- */
+
+typedef struct run {
+    vmatch_engine_t *e;
+    ref_model_t ref;
+    uint64_t s, id;
+    int wild_pct; /* of receives and probes */
+    unsigned to_flat, to_hashed;
+} run_t;
+
+static void recv_of(run_t *r, vmatch_bits_t *bits, vmatch_bits_t *care)
+{
+    uint32_t ctx = (uint32_t)(rnd(&r->s) % 2);
+    int32_t src = (int32_t)(rnd(&r->s) % 40), tag = (int32_t)(rnd(&r->s) % 6);
+    if ((int)(rnd(&r->s) % 100) < r->wild_pct) {
+        switch (rnd(&r->s) % 4) {
+        case 0:
+            src = VMATCH_ANY_SOURCE;
+            break;
+        case 1:
+            tag = VMATCH_ANY_TAG;
+            break;
+        case 2:
+            src = VMATCH_ANY_SOURCE, tag = VMATCH_ANY_TAG;
+            break;
+        default: /* an arbitrary mask: low tag and source bits cleared */
+            vmatch_mpi_recv(r->e, ctx, src, tag, bits, care);
+            *care &= ~(rnd(&r->s) & 0x0300000003ull);
+            return;
+        }
+    }
+    vmatch_mpi_recv(r->e, ctx, src, tag, bits, care);
+}
+
+/* One random call on the engine and, unless it failed with VMATCH_ENOMEM while a failure
+ * was armed, on the model.  Returns 1 when they agree, 0 when not, -1 for a failed call. */
+static int step(run_t *r, int armed)
+{
+    vmatch_bits_t bits, care;
+    void *got = NULL, *want = NULL, *h = NULL;
+    int rc, wrc = 0, k = (int)(rnd(&r->s) % 100), remove = k < 83;
+    int umqside = k < 95;
+    vm_hash_t *umq = side_of(r->e, VM_UMQ);
+    int flat = umq->flat != NULL;
+    void *id = PTR(r->id++);
+    if (k < 35 || (k >= 75 && k < 90))
+        recv_of(r, &bits, &care);
+    if (k >= 35 && k < 75)
+        bits = vmatch_mpi_msg(r->e, (uint32_t)(rnd(&r->s) % 2), (int32_t)(rnd(&r->s) % 40),
+                              (int32_t)(rnd(&r->s) % 6));
+    if (k >= 90) {
+        const ref_list_t *l = umqside ? &r->ref.umq : &r->ref.prq;
+        h = l->n && rnd(&r->s) % 4 ? l->v[rnd(&r->s) % l->n].payload
+                                   : PTR(rnd(&r->s) % (r->id + 1));
+    }
+    if (armed)
+        vm_engine_mem(r->e)->fail_after = (int64_t)(rnd(&r->s) % 3);
+    if (k < 35)
+        rc = vmatch_post(r->e, bits, care, 0, id, &got);
+    else if (k < 75)
+        rc = vmatch_arrive(r->e, bits, 0, id, &got);
+    else if (k < 90)
+        rc = vmatch_probe(r->e, bits, care, 0, remove, &got);
+    else
+        rc = umqside ? vmatch_remove_unexpected(r->e, h) : vmatch_cancel(r->e, h);
+    vm_engine_mem(r->e)->fail_after = -1;
+    if (armed && rc == VMATCH_ENOMEM)
+        return -1;
+    if (k < 35)
+        wrc = ref_post(&r->ref, bits, care, id, &want);
+    else if (k < 75)
+        wrc = ref_arrive(&r->ref, bits, id, &want);
+    else if (k < 90)
+        wrc = ref_probe(&r->ref, bits, care, remove, &want);
+    else
+        wrc = umqside ? ref_remove_unexpected(&r->ref, h) : ref_cancel(&r->ref, h);
+    r->to_flat += !flat && umq->flat;
+    r->to_hashed += flat && !umq->flat;
+    return rc == wrc && got == want;
+}
+
+static void test_modes(const char *spec)
+{
+    run_t r = {.s = 7};
+    REQUIRE(vmatch_create(spec, &r.e) == VMATCH_OK);
+    ref_init(&r.ref);
+    int ok = 1;
+    /* Phases of exact traffic (the UMQ turns hashed) and of wildcard traffic (it turns
+     * flat), with the queues kept a few hundred long. */
+    for (int phase = 0; phase < 40 && ok; phase++) {
+        r.wild_pct = phase % 2 ? 40 : phase % 4 ? 0 : 1;
+        for (int i = 0; i < 3000 && ok; i++) {
+            ok = step(&r, 0) == 1;
+            if (i % 500 == 0)
+                ok &= whole(side_of(r.e, VM_PRQ)) && whole(side_of(r.e, VM_UMQ));
+        }
+    }
+    CHECK(ok);
+    CHECK(r.to_flat >= 5 && r.to_hashed >= 5);
+    vmatch_stats_t st;
+    vmatch_stats(r.e, &st);
+    CHECK_EQ(st.posted, r.ref.prq.n);
+    CHECK_EQ(st.unexpected, r.ref.umq.n);
+    ref_fini(&r.ref);
+    vmatch_destroy(r.e);
+}
+
+/* Allocation failures in every state: a call that fails changed nothing (bytes and queues
+ * included); the switches and the growth that could not be made leave the side as it was,
+ * and the answers stay right. */
+static void test_enomem(const char *spec)
+{
+    run_t r = {.s = 99};
+    int ok = 1;
+    unsigned failed = 0;
+    /* Fresh engines, so that tables, queues and pools are made (and fail) again and again;
+     * exact and wildcard phases, so that the switches are tried under failures too. */
+    for (int round = 0; round < 40 && ok; round++) {
+        REQUIRE(vmatch_create(spec, &r.e) == VMATCH_OK);
+        ref_init(&r.ref);
+        for (int i = 0; i < 3000 && ok; i++) {
+            r.wild_pct = (i / 500) % 2 ? 40 : 0;
+            vmatch_stats_t before, after;
+            vmatch_stats(r.e, &before);
+            int rc = step(&r, rnd(&r.s) % 3 == 0);
+            if (rc < 0) {
+                vmatch_stats(r.e, &after);
+                failed++;
+                ok = after.bytes == before.bytes && after.queues == before.queues &&
+                     after.posted == before.posted && after.unexpected == before.unexpected;
+            } else {
+                ok = rc;
+            }
+            if (i % 250 == 0)
+                ok &= whole(side_of(r.e, VM_PRQ)) && whole(side_of(r.e, VM_UMQ));
+        }
+        ref_fini(&r.ref);
+        vmatch_destroy(r.e);
+    }
+    printf("test_hash: %s: %u calls failed as armed, %u to flat, %u to hashed\n", spec, failed,
+           r.to_flat, r.to_hashed);
+    CHECK(ok);
+    CHECK(failed > 20);
+    CHECK(r.to_flat > 0 && r.to_hashed > 0);
+}
+
+int main(void)
+{
+    test_index();
+    test_placement();
+    test_memory();
+    test_modes("policy=hash storage=llv");
+    test_modes("policy=hash storage=ll hash.buckets=2");
+    test_modes("policy=hash storage=lla hash.buckets=7");
+    test_modes("policy=hash storage=llv hash.buckets=1 simd=scalar");
+    test_modes("policy=hash storage=llv hash.load=3 layout.ctx=8 layout.src=20 layout.tag=20");
+    test_enomem("policy=hash storage=llv hash.load=2");
+    test_enomem("policy=hash storage=lla hash.buckets=3 lla.block=4");
+    test_enomem("policy=hash storage=ll hash.buckets=1");
+    return check_report("test_hash");
+}
