@@ -620,7 +620,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
                     const char *alt, uint64_t seed, uint64_t nops, uint64_t *enomem)
 {
     const char *extra = variants[v].extra;
-    char spec[640], pair[128], label[160], pextra[320] = "", profile[64] = "";
+    char spec[768], pair[128], label[512], pextra[400] = "", profile[64] = "";
     unsigned ctx_bits;
     run_t r;
     double t0 = now();

@@ -10,6 +10,7 @@
 #include "ref.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PTR(i) ((void *)(uintptr_t)(((i) + 1) * 8))
@@ -30,58 +31,70 @@ static vm_hash_t *side_of(vmatch_engine_t *e, int side)
 /* ---- the structure of one side ---- */
 
 typedef struct walk {
-    uint32_t bucket, nb;
-    uint64_t last_seq, n;
+    vm_hash_t *h;
+    uint32_t region;
+    uint64_t *count, *last; /* per bucket: overflow entries seen, the last sequence number */
+    uint64_t n;
     int bad;
 } walk_t;
 
-static int walk_more(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+static int walk_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
                      uint64_t seq)
 {
     walk_t *w = arg;
+    uint32_t b = vm_hash_index(bits, w->h->nb);
     (void)payload;
-    if (vm_hash_index(bits, w->nb) != w->bucket || seq <= w->last_seq || !care)
+    if (b >> VM_HASH_REGION_SHIFT != w->region || seq <= w->last[b] ||
+        (w->h->base.side == VM_PRQ && care != ~(vmatch_bits_t)0))
         w->bad = 1;
-    w->last_seq = seq;
+    w->last[b] = seq;
+    w->count[b]++;
     w->n++;
     return 0;
 }
 
-/* Every entry of a side once, where it belongs: a line's entries in their bucket and older
- * than the bucket's queue, which is in sequence order and never empty; on the PRQ only
- * exact receives in buckets and only others in the wildcard queue; a flat UMQ holds
- * everything, its table nothing.  Returns 1 when whole. */
+/* Every entry of a side once, where it belongs: a line's entries in their bucket, older
+ * than the bucket's overflow entries, which are in its region's queue, in order, as many as
+ * the line counts; on the PRQ only exact receives in buckets and only others in the
+ * wildcard queue; a flat UMQ holds everything, its table nothing.  Returns 1 when whole. */
 static int whole(vm_hash_t *h)
 {
-    uint64_t n = 0, nmore = 0;
-    int ok = 1;
-    for (uint32_t i = 0; h->table && i < h->nb; i++) {
+    int ok = !h->slow == !(h->flat || h->cost || h->want_switch || (h->wild && h->wild->len));
+    if (!h->table)
+        return ok && h->len == (h->wild ? h->wild->len : 0) && !h->flat;
+    uint64_t *count = calloc(h->nb, sizeof *count), *last = calloc(h->nb, sizeof *last);
+    REQUIRE(count && last);
+    walk_t w = {.h = h, .count = count, .last = last};
+    uint64_t n = 0, made = 0;
+    for (uint32_t i = 0; i < h->nb; i++) {
         const vm_hash_slot_t *s = &h->table[i];
-        walk_t w = {.bucket = i, .nb = h->nb};
         for (int k = 0; k < VM_HASH_WAYS; k++) {
             if (!s->payload[k])
                 continue;
             ok &= vm_hash_index(s->bits[k], h->nb) == i;
-            w.last_seq = s->seq[k] > w.last_seq ? s->seq[k] : w.last_seq;
+            last[i] = s->seq[k] > last[i] ? s->seq[k] : last[i];
             n++;
         }
-        if (s->more) {
-            ok &= s->more->len > 0;
-            s->more->ops->each(s->more, walk_more, &w);
-            ok &= !w.bad;
-            n += w.n;
-            nmore++;
-        }
     }
-    ok &= nmore == h->nmore && h->nspare <= VM_HASH_SPARES;
-    for (uint32_t k = 0; k < h->nspare; k++)
-        ok &= h->spare[k]->len == 0;
+    for (uint32_t r = 0; r < vm_hash_regions(h->nb); r++) {
+        if (!h->over[r])
+            continue;
+        made++;
+        w.region = r;
+        h->over[r]->ops->each(h->over[r], walk_over, &w);
+    }
+    for (uint32_t i = 0; i < h->nb; i++)
+        ok &= count[i] == h->table[i].over;
+    ok &= !w.bad && made == h->nover;
+    n += w.n;
     if (h->base.side == VM_PRQ)
         n += h->wild ? h->wild->len : 0;
     if (h->flat)
         ok &= n == 0 && h->flat->len == h->len;
     else
         ok &= n == h->len;
+    free(count);
+    free(last);
     return ok;
 }
 
@@ -166,17 +179,18 @@ static void test_placement(void)
         vmatch_mpi_recv(e, 0, i % 50, i, &bits, &care);
         CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i), &out), VMATCH_QUEUED);
     }
-    CHECK(prq->nb == 7 && prq->nmore == 7 && whole(prq));
+    CHECK(prq->nb == 7 && prq->nover == 1 && whole(prq));
     for (int i = 499; i >= 0; i--) { /* in reverse: each bucket's queue from its tail */
         CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, 0, i % 50, i), 0, PTR(1000), &out),
                  VMATCH_MATCHED);
         CHECK(out == PTR(i));
     }
-    CHECK(prq->len == 0 && prq->nmore == 0 && whole(prq));
+    CHECK(prq->len == 0 && prq->over[0]->len == 0 && whole(prq));
     vmatch_destroy(e);
 }
 
-/* An engine that has queued nothing holds at most 4 KiB; a bucket costs its line. */
+/* An engine that has queued nothing holds at most 4 KiB; a bucket costs its line, and a
+ * region of them one overflow queue pointer. */
 static void test_memory(void)
 {
     vmatch_engine_t *e;
@@ -192,7 +206,8 @@ static void test_memory(void)
     CHECK(st.bytes <= 4096); /* the table comes with the first entry */
     CHECK_EQ(vmatch_arrive(e, 12345, 0, PTR(0), &out), VMATCH_QUEUED);
     vmatch_stats(e, &st2);
-    CHECK_EQ(st2.bytes - st.bytes, 1021 * sizeof(vm_hash_slot_t) + VM_LINE_PAD);
+    CHECK_EQ(st2.bytes - st.bytes, 1021 * sizeof(vm_hash_slot_t) + VM_LINE_PAD +
+                                       vm_hash_regions(1021) * sizeof(vm_queue_t *));
     vmatch_destroy(e);
 }
 

@@ -72,20 +72,14 @@ static void to_flat(vm_hash_t *h)
     vm_mem_t *mem = &h->base.env->mem;
     size_t bytes = (size_t)h->len * sizeof(vm_hash_entry_t);
     collector_t c = {.v = h->len ? vm_mem_alloc(mem, bytes) : NULL};
+    vm_env_t *env = h->base.env;
     vm_queue_t *q = NULL;
-    if ((h->len && !c.v) || vm_hash_queue_get(h, &q) < 0) {
+    if ((h->len && !c.v) || env->cfg->storage->create(env, VM_UMQ, &q) < 0) {
         if (c.v)
             vm_mem_free(mem, c.v, bytes);
         return;
     }
-    for (uint32_t i = 0; i < h->nb; i++) {
-        const vm_hash_slot_t *s = &h->table[i];
-        for (int k = 0; k < VM_HASH_WAYS; k++)
-            if (s->payload[k])
-                collect(&c, s->bits[k], ~(vmatch_bits_t)0, s->payload[k], s->seq[k]);
-        if (s->more)
-            s->more->ops->each(s->more, collect, &c);
-    }
+    vm_hash_table_each(h, collect, &c);
     qsort(c.v, c.n, sizeof *c.v, by_seq);
     int rc = VMATCH_OK;
     for (uint64_t k = 0; k < c.n && rc == VMATCH_OK; k++)
@@ -167,25 +161,25 @@ int vm_hash_umq_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, in
     if (h->flat)
         return match_flat(h, key, keycare, remove, payload, inspected);
     vm_hit_t hit;
-    int64_t i;
+    uint32_t i;
     if (keycare == ~(vmatch_bits_t)0) { /* the bucket of key holds every match */
         uint64_t back = (h->len + h->nb) / HASHED_EXACT + 1;
         h->cost -= h->cost < back ? h->cost : back;
         i = vm_hash_index(key, h->nb);
-        if (!vm_hash_slot_find(&h->table[i], key, keycare, NULL, &hit, inspected))
+        if (!vm_hash_slot_find(h, i, key, &hit, inspected))
             return 0;
-    } else { /* every bucket's first match, the oldest of them */
+    } else { /* every line and overflow queue, the oldest match */
         uint64_t before = *inspected;
-        i = vm_hash_scan(h, key, keycare, NULL, &hit, inspected);
+        int found = vm_hash_scan(h, key, keycare, NULL, &hit, &i, inspected);
         h->cost += h->nb + (*inspected - before);
         if (h->cost > HASHED_WILD * (h->len + h->nb))
             h->want_switch = 1;
-        if (i < 0)
+        if (!found)
             return 0;
     }
     *payload = hit.payload;
     if (remove)
-        vm_hash_slot_remove(h, (uint32_t)i, &hit);
+        vm_hash_slot_remove(h, i, &hit);
     settle(h);
     return 1;
 }
@@ -201,9 +195,9 @@ int vm_hash_umq_remove_payload(vm_hash_t *h, const void *payload, uint64_t *insp
         h->len--;
         return 1;
     }
-    int64_t i = vm_hash_scan(h, 0, 0, payload, &hit, inspected);
-    if (i < 0)
+    uint32_t i;
+    if (!vm_hash_scan(h, 0, 0, payload, &hit, &i, inspected))
         return 0;
-    vm_hash_slot_remove(h, (uint32_t)i, &hit);
+    vm_hash_slot_remove(h, i, &hit);
     return 1;
 }

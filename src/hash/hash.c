@@ -45,7 +45,8 @@ static int append_wild(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, voi
 {
     int made = !h->wild;
     if (made) {
-        int rc = vm_hash_queue_get(h, &h->wild);
+        vm_env_t *env = h->base.env;
+        int rc = env->cfg->storage->create(env, VM_PRQ, &h->wild);
         if (rc < 0) {
             h->wild = NULL;
             return rc;
@@ -64,8 +65,8 @@ static int append_wild(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, voi
 
 /* An append that is not a free way of a line: the side's first entry, a wildcard receive,
  * a bucket's queue, a flat UMQ, or the append that makes the table grow. */
-VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care,
-                                    void *payload, uint64_t seq)
+static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                        uint64_t seq)
 {
     int made = !h->table;
     if (made && vm_hash_table_make(h) < 0)
@@ -87,6 +88,14 @@ VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bit
     return VMATCH_OK;
 }
 
+VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care,
+                                    void *payload, uint64_t seq)
+{
+    int rc = append_other(h, bits, care, payload, seq);
+    vm_hash_sync(h);
+    return rc;
+}
+
 static int hash_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                        void *payload, uint64_t seq)
 {
@@ -95,16 +104,17 @@ static int hash_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint3
     vm_hash_slot_t *t = h->table;
     /* Exact traffic: an exact entry into a free way of its line, on a hashed side with no
      * switch pending, when the table need not grow. */
-    if (t && care == ~(vmatch_bits_t)0 && !h->flat && !h->want_switch && h->len < h->grow_at) {
+    if (t && care == ~(vmatch_bits_t)0 && !h->slow && h->len < h->grow_at) {
         vm_hash_slot_t *s = &t[vm_hash_index(bits, h->nb)];
-        for (int k = 0; k < VM_HASH_WAYS && !s->more; k++)
-            if (!s->payload[k]) {
-                s->bits[k] = bits;
-                s->payload[k] = payload;
-                s->seq[k] = seq;
-                h->len++;
-                return VMATCH_OK;
-            }
+        unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
+        if (!((s->over != 0) | (used0 & used1))) { /* one branch: which way is free varies */
+            unsigned w = used0;
+            s->bits[w] = bits;
+            s->payload[w] = payload;
+            s->seq[w] = seq;
+            h->len++;
+            return VMATCH_OK;
+        }
     }
     return append_slow(h, bits, care, payload, seq);
 }
@@ -117,7 +127,7 @@ static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **pa
     uint32_t i = vm_hash_index(key, h->nb);
     vm_queue_t *w = h->wild;
     vm_hit_t hb, hw;
-    int fb = vm_hash_slot_find(&h->table[i], key, ~(vmatch_bits_t)0, NULL, &hb, inspected);
+    int fb = vm_hash_slot_find(h, i, key, &hb, inspected);
     int fw = w->ops->find(w, key, ~(vmatch_bits_t)0, &hw, inspected);
     if (fw && (!fb || hw.seq < hb.seq)) {
         *payload = hw.payload;
@@ -137,8 +147,8 @@ static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **pa
 
 /* A match off the fast path: a probe, a wildcard search, a flat UMQ, or wildcard receives
  * queued. */
-VM_HASH_COLD static int match_slow(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare,
-                                   int remove, void **payload, uint64_t *inspected)
+static int match_other(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
+                       void **payload, uint64_t *inspected)
 {
     if (h->base.side == VM_UMQ)
         return vm_hash_umq_match(h, key, keycare, remove, payload, inspected);
@@ -146,12 +156,20 @@ VM_HASH_COLD static int match_slow(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_
         return match_prq_wild(h, key, remove, payload, inspected);
     uint32_t i = vm_hash_index(key, h->nb);
     vm_hit_t hit;
-    if (!vm_hash_slot_find(&h->table[i], key, keycare, NULL, &hit, inspected))
+    if (!vm_hash_slot_find(h, i, key, &hit, inspected))
         return 0;
     *payload = hit.payload;
     if (remove)
         vm_hash_slot_remove(h, i, &hit);
     return 1;
+}
+
+VM_HASH_COLD static int match_slow(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare,
+                                   int remove, void **payload, uint64_t *inspected)
+{
+    int found = match_other(h, key, keycare, remove, payload, inspected);
+    vm_hash_sync(h);
+    return found;
 }
 
 static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
@@ -163,39 +181,47 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
         return 0;
     /* Exact traffic: the bucket alone, when no wildcard receive needs a look and the UMQ is
      * hashed with no switch to weigh. */
-    if (remove && keycare == ~(vmatch_bits_t)0 && !h->flat && !h->cost &&
-        (!h->wild || !h->wild->len))
+    if (remove && keycare == ~(vmatch_bits_t)0 && !h->slow)
         return vm_hash_slot_take(h, vm_hash_index(key, h->nb), key, payload, inspected);
     return match_slow(h, key, keycare, remove, payload, inspected);
 }
 
-static int hash_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+/* A cancel or a removal by handle: the oldest entry with the payload. */
+static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected)
 {
-    vm_hash_t *h = (vm_hash_t *)p;
     vm_hit_t hit, hw;
     if (!h->len)
         return 0;
-    if (p->side == VM_UMQ)
+    if (h->base.side == VM_UMQ)
         return vm_hash_umq_remove_payload(h, payload, inspected);
-    /* A cancel: the wildcard queue and every bucket, the oldest entry with the payload. */
+    /* On the PRQ: the wildcard queue and every bucket. */
     vm_queue_t *w = h->wild;
     int fw = w && w->len && w->ops->find_payload(w, payload, &hw, inspected);
-    int64_t i = vm_hash_scan(h, 0, 0, payload, &hit, inspected);
-    if (fw && (i < 0 || hw.seq < hit.seq)) {
+    uint32_t i;
+    int fb = vm_hash_scan(h, 0, 0, payload, &hit, &i, inspected);
+    if (fw && (!fb || hw.seq < hit.seq)) {
         w->ops->remove(w, &hw);
         h->len--;
-    } else if (i >= 0) {
-        vm_hash_slot_remove(h, (uint32_t)i, &hit);
+    } else if (fb) {
+        vm_hash_slot_remove(h, i, &hit);
     } else {
         return 0;
     }
     return 1;
 }
 
+static int hash_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    vm_hash_t *h = (vm_hash_t *)p;
+    int found = remove_payload(h, payload, inspected);
+    vm_hash_sync(h);
+    return found;
+}
+
 static void hash_stats(const vm_pq_t *p, vmatch_stats_t *acc)
 {
     const vm_hash_t *h = (const vm_hash_t *)p;
-    acc->queues += h->nmore + h->nspare + (h->flat != NULL) + (h->wild != NULL);
+    acc->queues += h->nover + (h->flat != NULL) + (h->wild != NULL);
 }
 
 const vm_policy_t vm_hash_policy = {

@@ -17,11 +17,12 @@ typedef struct vm_hash_config {
     uint32_t load;    /* growing table: entries per bucket above which it doubles */
 } vm_hash_config_t;
 
-/* A bucket: a cache line holding its first entries (VM_HASH_WAYS of them) and, once more
- * collide there, a queue of the configured storage for the rest.  An exact match at low
- * load then reads one line, and a bucket costs 64 bytes until a third entry meets two in
- * it.  The entries in the line are older than every entry of the queue: one goes into the
- * line only while the bucket has no queue.  Among themselves they are ordered by their
+/* A bucket is a cache line holding its first VM_HASH_WAYS entries; the entries that
+ * collide there beyond them go to the overflow queue of its region, one queue of the
+ * configured storage for VM_HASH_REGION buckets (table.c).  An exact match then reads one
+ * line, unless its bucket has overflowed, and then one short queue.  The entries in the
+ * line are older than the bucket's entries in the overflow queue: one goes into the line
+ * only while the bucket has none there.  Among themselves they are ordered by their
  * sequence numbers.  A PRQ bucket holds exact receives (care all ones). */
 #define VM_HASH_WAYS 2
 
@@ -29,43 +30,65 @@ typedef struct vm_hash_slot {
     vmatch_bits_t bits[VM_HASH_WAYS];
     void *payload[VM_HASH_WAYS]; /* NULL: the way is free (payloads are never NULL) */
     uint64_t seq[VM_HASH_WAYS];
-    vm_queue_t *more; /* the bucket's later entries; NULL when it has none */
-    uint64_t unused;  /* pads the bucket to a cache line */
+    uint64_t over;   /* the bucket's entries in its region's overflow queue */
+    uint64_t unused; /* pads the bucket to a cache line */
 } vm_hash_slot_t;
 
 _Static_assert(sizeof(vm_hash_slot_t) == 64, "a bucket is one cache line");
 
-/* Empty queues a side keeps for the next bucket that overflows its slot, instead of
- * destroying them: a bucket that overflows and drains again costs two pointer moves. */
-#define VM_HASH_SPARES 8
+/* Buckets per overflow queue: at one entry per bucket, about 1 entry in 10 overflows, so a
+ * region's queue holds 6 or 7: a scalar walk of llv's first block, allocated once, where a
+ * queue per bucket would be made and given back at every collision. */
+#define VM_HASH_REGION_SHIFT 6
+#define VM_HASH_REGION       (1u << VM_HASH_REGION_SHIFT)
 
 typedef struct vm_hash {
     vm_pq_t base;
     const vm_hash_config_t *hc;
-    /* nb buckets (NULL until the side's first entry).  On the PRQ the exact receives (care
-     * all ones), on the UMQ every message while it is hashed. */
+    /* nb buckets (NULL until the side's first entry) and their regions' overflow queues
+     * (each NULL until its first overflow).  On the PRQ the exact receives (care all
+     * ones), on the UMQ every message while it is hashed. */
     vm_hash_slot_t *table;
+    vm_queue_t **over;
     uint32_t nb;
-    uint32_t nspare;
-    vm_queue_t *spare[VM_HASH_SPARES];
+    uint32_t nover;   /* overflow queues made */
     uint64_t len;     /* entries of the side */
-    uint64_t nmore;   /* buckets with a queue */
     uint64_t grow_at; /* len above which the table doubles; UINT64_MAX: fixed */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
     /* UMQ, flat: every message in arrival order, the table empty; NULL while hashed. */
     vm_queue_t *flat;
     uint64_t cost;   /* UMQ: search work the other mode would have saved, since the switch */
     int want_switch; /* UMQ: switch at the next call allowed to take memory */
+    /* Non-zero while exact calls cannot take the fast path: a flat UMQ, a switch being
+     * weighed, wildcard receives queued (vm_hash_sync keeps it). */
+    int slow;
 } vm_hash_t;
 
-/* The bucket of match bits among nb: the top 32 bits of a multiplicative hash scaled to
- * nb (multiply-shift, no division), so that doubling nb splits bucket i into 2i and 2i + 1.
- * The multiplier differs from llv's fingerprint hash (the top 16 bits of bits times the
+/* Recompute h->slow after a call off the fast path. */
+static inline void vm_hash_sync(vm_hash_t *h)
+{
+    h->slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+}
+
+/* The bucket of match bits among nb: 32 well-mixed bits of the match bits scaled to nb
+ * (multiply-shift, no division), so that doubling nb splits bucket i into 2i and 2i + 1.
+ * One multiplication is not enough: MPI keys differ in a few low bits of two fields, and
+ * the top bits of bits * C leave a third of the buckets empty and pile the keys up in the
+ * rest (16380 gather keys in 16384 buckets: 9237 empty, 1585 holding 3); multiply, fold,
+ * multiply spreads them as random keys would (6001 empty, 947 holding 3; docs/hash.md).
+ * The multipliers differ from llv's fingerprint hash (the top 16 bits of bits times the
  * golden ratio), so the entries of one bucket keep distinct fingerprints. */
 static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
 {
     uint64_t h = bits * 0xD6E8FEB86659FD93ull;
+    h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
     return (uint32_t)(((h >> 32) * nb) >> 32);
+}
+
+/* Overflow queues of a table of nb buckets. */
+static inline uint32_t vm_hash_regions(uint32_t nb)
+{
+    return (nb + VM_HASH_REGION - 1) >> VM_HASH_REGION_SHIFT;
 }
 
 /* ---- table.c ---- */
@@ -73,58 +96,53 @@ static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
 /* Append to bucket i.  VMATCH_OK, or VMATCH_ENOMEM with the table as it was. */
 int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bits_t care,
                         void *payload, uint64_t seq);
-/* The first entry of bucket s that matches: ((bits ^ key) & keycare) == 0 (the entries of
- * the line are exact), or whose payload is `payload` when that is not NULL.  Returns 1
- * with *hit (hit->where NULL: way hit->slot of the line), or 0. */
-int vm_hash_slot_find(const vm_hash_slot_t *s, vmatch_bits_t key, vmatch_bits_t keycare,
-                      const void *payload, vm_hit_t *hit, uint64_t *inspected);
+/* The oldest entry of bucket i with exactly these bits (on the PRQ: an exact receive for
+ * them).  Returns 1 with *hit (hit->where NULL: way hit->slot of the line), or 0. */
+int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hit,
+                      uint64_t *inspected);
 /* Remove the entry of bucket i that a find just returned. */
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit);
-/* Take the oldest entry with exactly these bits from bucket i: 1 with *payload, or 0. */
-static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
-                                    void **payload, uint64_t *inspected);
-/* vm_hash_slot_take past the line: the queue of bucket s. */
-int vm_hash_more_take(vm_hash_t *h, vm_hash_slot_t *s, vmatch_bits_t bits, void **payload,
+/* vm_hash_slot_take past the line: bucket i's entries in its region's queue. */
+int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, void **payload,
                       uint64_t *inspected);
-/* A new empty queue of the side: a spare, else a new one.  OK or ENOMEM. */
-int vm_hash_queue_get(vm_hash_t *h, vm_queue_t **out);
-/* Give back an empty queue: to the spares, or destroyed when they are full. */
-void vm_hash_queue_put(vm_hash_t *h, vm_queue_t *q);
-/* Empty every bucket: drop its entries (they live elsewhere now) and its queue. */
-void vm_hash_table_clear(vm_hash_t *h);
-/* Fill the (empty) table with the entries of q, in its order, first growing it to the
- * load of q's entries.  VMATCH_OK, or ENOMEM with the table empty again. */
-int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q);
+/* The oldest entry of the table that matches ((bits ^ key) & keycare) == 0, or whose
+ * payload is `payload` when that is not NULL: 1 with *hit and its bucket in *bucket, or 0.
+ * Every line and every overflow queue is searched. */
+int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const void *payload,
+                 vm_hit_t *hit, uint32_t *bucket, uint64_t *inspected);
 /* Make the empty table of nb buckets.  OK or ENOMEM. */
 int vm_hash_table_make(vm_hash_t *h);
 /* Double the table (best effort: on ENOMEM it stays as it was). */
 void vm_hash_grow(vm_hash_t *h);
 /* Destroy every queue and the table. */
 void vm_hash_table_free(vm_hash_t *h);
-/* The entry with the lowest sequence among the first matches of every bucket
- * (vm_hash_slot_find's rules).  Returns its bucket with *best, or -1. */
-int64_t vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare,
-                     const void *payload, vm_hit_t *best, uint64_t *inspected);
+/* Empty every bucket and overflow queue (their entries live elsewhere now). */
+void vm_hash_table_clear(vm_hash_t *h);
+/* Fill the (empty) table with the entries of q, in its order, first growing it to the
+ * load of q's entries.  VMATCH_OK, or ENOMEM with the table empty again. */
+int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q);
+/* Call fn for every entry of the table (lines, then overflow queues; not in order). */
+void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg);
 
+/* Take the oldest entry with exactly these bits from bucket i: 1 with *payload, or 0. */
 static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
                                     void **payload, uint64_t *inspected)
 {
+    _Static_assert(VM_HASH_WAYS == 2, "the ways are compared without branches, two of them");
     vm_hash_slot_t *s = &h->table[i];
-    int w = -1;
-    for (int k = 0; k < VM_HASH_WAYS; k++) {
-        if (!s->payload[k])
-            continue;
-        *inspected += 1;
-        if (s->bits[k] == bits && (w < 0 || s->seq[k] < s->seq[w]))
-            w = k;
-    }
-    if (w >= 0) {
+    /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
+     * are compared with flags and the older match picked with a conditional move. */
+    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
+    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1;
+    *inspected += used0 + used1;
+    if (m) { /* one branch on both ways: the way that holds the entry varies */
+        unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
         *payload = s->payload[w];
         s->payload[w] = NULL;
         h->len--;
         return 1;
     }
-    return s->more ? vm_hash_more_take(h, s, bits, payload, inspected) : 0;
+    return s->over ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;
 }
 
 /* ---- arrival.c: the UMQ's search, removal and append off the fast path ---- */

@@ -1,13 +1,20 @@
-/* table.c -- policy=hash: the bucket table of one side, its queues and how it grows.
+/* table.c -- policy=hash: the bucket table of one side, its overflow queues and how it
+ * grows.
  *
- * A bucket is a cache line holding its first entries and, once more collide there, a queue
- * of the configured storage for the rest (vm_hash_slot_t).  A queue that empties is taken
- * away, and waits among a few spares for the next bucket that overflows.  A growing table
- * doubles when its entries pass hash.load per bucket; with multiply-shift indexing
- * (vm_hash_index) bucket i of the old table splits into buckets 2i and 2i + 1 of the new
- * one, so every new bucket gets the entries of one old bucket, in their order, and a queue
- * whose entries all go one way moves over whole.  Growing is best effort: when memory runs
- * out it leaves the table as it was, which is correct, only slower.
+ * A bucket is a cache line holding its first entries (vm_hash_slot_t); the entries that
+ * collide beyond them go to the overflow queue of the bucket's region, VM_HASH_REGION
+ * consecutive buckets sharing one queue of the configured storage, and the line counts
+ * them.  A search reads the line and, only when the bucket has overflowed, finds the first
+ * entry with its bits in that queue (an entry of another bucket has other bits).  Overflow
+ * queues are made at a region's first overflow and kept: a queue per bucket would be made
+ * and given back at every collision, and with llv each costs a block from a pool.
+ *
+ * A growing table doubles when its entries pass hash.load per bucket; with multiply-shift
+ * indexing (vm_hash_index) bucket i splits into buckets 2i and 2i + 1 and region r into
+ * regions 2r and 2r + 1, so a new line takes the entries of one old line and a new
+ * overflow queue those of one old queue, in their order; a queue whose entries all go one
+ * way moves over whole.  Growing is best effort: when memory runs out the table stays as it
+ * was, which is correct, only slower.
  */
 #include "hash_impl.h"
 
@@ -16,92 +23,63 @@
 /* Most buckets of a growing table: 2^26 lines (4 GiB) per side. */
 #define MAX_BUCKETS (1u << 26)
 
-int vm_hash_queue_get(vm_hash_t *h, vm_queue_t **out)
+/* The overflow queue of bucket i. */
+static inline vm_queue_t **over_of(const vm_hash_t *h, uint32_t i)
 {
-    if (h->nspare) {
-        *out = h->spare[--h->nspare];
-        return VMATCH_OK;
-    }
-    vm_env_t *env = h->base.env;
-    return env->cfg->storage->create(env, h->base.side, out);
-}
-
-void vm_hash_queue_put(vm_hash_t *h, vm_queue_t *q)
-{
-    if (h->nspare < VM_HASH_SPARES)
-        h->spare[h->nspare++] = q;
-    else
-        q->ops->destroy(q);
+    return &h->over[i >> VM_HASH_REGION_SHIFT];
 }
 
 int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bits_t care,
                         void *payload, uint64_t seq)
 {
     vm_hash_slot_t *s = &h->table[i];
-    vm_queue_t *q = s->more;
-    if (q)
-        return q->ops->append(q, bits, care, payload, seq);
-    for (int k = 0; k < VM_HASH_WAYS; k++)
+    for (int k = 0; k < VM_HASH_WAYS && !s->over; k++)
         if (!s->payload[k]) {
             s->bits[k] = bits;
             s->payload[k] = payload;
             s->seq[k] = seq;
             return VMATCH_OK;
         }
-    uint32_t spares = h->nspare;
-    int rc = vm_hash_queue_get(h, &q);
-    if (rc < 0)
-        return rc;
-    rc = q->ops->append(q, bits, care, payload, seq);
-    if (rc < 0) { /* as it was: the spare back, or the new queue gone */
-        if (spares != h->nspare)
-            h->spare[h->nspare++] = q;
-        else
-            q->ops->destroy(q);
+    vm_queue_t **q = over_of(h, i);
+    int made = !*q;
+    if (made) {
+        vm_env_t *env = h->base.env;
+        int rc = env->cfg->storage->create(env, h->base.side, q);
+        if (rc < 0)
+            return rc;
+        h->nover++;
+    }
+    int rc = (*q)->ops->append(*q, bits, care, payload, seq);
+    if (rc < 0) {
+        if (made) { /* as it was */
+            (*q)->ops->destroy(*q);
+            *q = NULL;
+            h->nover--;
+        }
         return rc;
     }
-    s->more = q;
-    h->nmore++;
+    s->over++;
     return VMATCH_OK;
 }
 
-int vm_hash_slot_find(const vm_hash_slot_t *s, vmatch_bits_t key, vmatch_bits_t keycare,
-                      const void *payload, vm_hit_t *hit, uint64_t *inspected)
+int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hit,
+                      uint64_t *inspected)
 {
+    const vm_hash_slot_t *s = &h->table[i];
     int w = -1;
     for (int k = 0; k < VM_HASH_WAYS; k++) {
         if (!s->payload[k])
             continue;
         *inspected += 1;
-        if ((payload ? s->payload[k] == payload : ((s->bits[k] ^ key) & keycare) == 0) &&
-            (w < 0 || s->seq[k] < s->seq[w]))
+        if (s->bits[k] == bits && (w < 0 || s->seq[k] < s->seq[w]))
             w = k;
     }
     if (w >= 0) {
         *hit = (vm_hit_t){.payload = s->payload[w], .seq = s->seq[w], .slot = (uint32_t)w};
         return 1;
     }
-    vm_queue_t *q = s->more;
-    if (!q)
-        return 0;
-    return payload ? q->ops->find_payload(q, payload, hit, inspected)
-                   : q->ops->find(q, key, keycare, hit, inspected);
-}
-
-__attribute__((noinline)) int vm_hash_more_take(vm_hash_t *h, vm_hash_slot_t *s,
-                                                vmatch_bits_t bits, void **payload,
-                                                uint64_t *inspected)
-{
-    vm_queue_t *q = s->more;
-    if (!vm_queue_match(q, bits, ~(vmatch_bits_t)0, 1, payload, inspected))
-        return 0;
-    h->len--;
-    if (!q->len) {
-        s->more = NULL;
-        h->nmore--;
-        vm_hash_queue_put(h, q);
-    }
-    return 1;
+    vm_queue_t *q = *over_of(h, i);
+    return s->over && q->ops->find(q, bits, ~(vmatch_bits_t)0, hit, inspected);
 }
 
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
@@ -112,14 +90,93 @@ void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
         s->payload[hit->slot] = NULL;
         return;
     }
-    vm_queue_t *q = s->more;
+    vm_queue_t *q = *over_of(h, i);
     q->ops->remove(q, hit);
-    if (!q->len) {
-        s->more = NULL;
-        h->nmore--;
-        vm_hash_queue_put(h, q);
-    }
+    s->over--;
 }
+
+__attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
+                                                void **payload, uint64_t *inspected)
+{
+    if (!vm_queue_match(*over_of(h, i), bits, ~(vmatch_bits_t)0, 1, payload, inspected))
+        return 0;
+    h->table[i].over--;
+    h->len--;
+    return 1;
+}
+
+/* ---- every entry ---- */
+
+void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg)
+{
+    for (uint32_t i = 0; h->table && i < h->nb; i++) {
+        const vm_hash_slot_t *s = &h->table[i];
+        for (int k = 0; k < VM_HASH_WAYS; k++)
+            if (s->payload[k])
+                fn(arg, s->bits[k], ~(vmatch_bits_t)0, s->payload[k], s->seq[k]);
+    }
+    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->nb); r++)
+        if (h->over[r])
+            h->over[r]->ops->each(h->over[r], fn, arg);
+}
+
+typedef struct seeker {
+    uint64_t seq;
+    vmatch_bits_t bits;
+} seeker_t;
+
+static int seek_seq(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                    uint64_t seq)
+{
+    (void)care, (void)payload;
+    seeker_t *s = arg;
+    if (seq != s->seq)
+        return 0;
+    s->bits = bits;
+    return 1;
+}
+
+int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const void *payload,
+                 vm_hit_t *hit, uint32_t *bucket, uint64_t *inspected)
+{
+    int found = 0;
+    int64_t region = -1;
+    for (uint32_t i = 0; i < h->nb; i++) {
+        const vm_hash_slot_t *s = &h->table[i];
+        for (int k = 0; k < VM_HASH_WAYS; k++) {
+            if (!s->payload[k])
+                continue;
+            *inspected += 1;
+            if ((payload ? s->payload[k] == payload : ((s->bits[k] ^ key) & keycare) == 0) &&
+                (!found || s->seq[k] < hit->seq)) {
+                *hit =
+                    (vm_hit_t){.payload = s->payload[k], .seq = s->seq[k], .slot = (uint32_t)k};
+                *bucket = i;
+                found = 1;
+            }
+        }
+    }
+    for (uint32_t r = 0; r < vm_hash_regions(h->nb); r++) {
+        vm_queue_t *q = h->over[r];
+        vm_hit_t got;
+        if (q && q->len &&
+            (payload ? q->ops->find_payload(q, payload, &got, inspected)
+                     : q->ops->find(q, key, keycare, &got, inspected)) &&
+            (!found || got.seq < hit->seq)) {
+            *hit = got;
+            region = r;
+            found = 1;
+        }
+    }
+    if (found && hit->where) { /* in an overflow queue: its bucket, from its bits */
+        seeker_t sk = {.seq = hit->seq};
+        h->over[region]->ops->each(h->over[region], seek_seq, &sk);
+        *bucket = vm_hash_index(sk.bits, h->nb);
+    }
+    return found;
+}
+
+/* ---- making, emptying, filling ---- */
 
 /* A zeroed table of nb buckets on cache lines, or NULL. */
 static vm_hash_slot_t *table_new(vm_hash_t *h, uint32_t nb)
@@ -136,10 +193,37 @@ static void table_del(vm_hash_t *h, vm_hash_slot_t *t, uint32_t nb)
     vm_mem_free_line(&h->base.env->mem, t, (size_t)nb * sizeof *t);
 }
 
+static vm_queue_t **over_new(vm_hash_t *h, uint32_t nb)
+{
+    return vm_mem_calloc(&h->base.env->mem, vm_hash_regions(nb) * sizeof(vm_queue_t *));
+}
+
+static void over_del(vm_hash_t *h, vm_queue_t **o, uint32_t nb)
+{
+    vm_mem_free(&h->base.env->mem, o, vm_hash_regions(nb) * sizeof *o);
+}
+
 int vm_hash_table_make(vm_hash_t *h)
 {
     h->table = table_new(h, h->nb);
-    return h->table ? VMATCH_OK : VMATCH_ENOMEM;
+    h->over = h->table ? over_new(h, h->nb) : NULL;
+    if (h->over)
+        return VMATCH_OK;
+    if (h->table)
+        table_del(h, h->table, h->nb);
+    h->table = NULL;
+    return VMATCH_ENOMEM;
+}
+
+/* Destroy the overflow queues. */
+static void over_drop(vm_hash_t *h)
+{
+    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->nb); r++)
+        if (h->over[r]) {
+            h->over[r]->ops->destroy(h->over[r]);
+            h->over[r] = NULL;
+        }
+    h->nover = 0;
 }
 
 void vm_hash_table_free(vm_hash_t *h)
@@ -148,31 +232,20 @@ void vm_hash_table_free(vm_hash_t *h)
     for (unsigned i = 0; i < sizeof qs / sizeof *qs; i++)
         if (qs[i])
             qs[i]->ops->destroy(qs[i]);
-    for (uint32_t i = 0; h->table && i < h->nb; i++)
-        if (h->table[i].more)
-            h->table[i].more->ops->destroy(h->table[i].more);
-    while (h->nspare) {
-        vm_queue_t *q = h->spare[--h->nspare];
-        q->ops->destroy(q);
-    }
-    if (h->table)
+    over_drop(h);
+    if (h->table) {
         table_del(h, h->table, h->nb);
+        over_del(h, h->over, h->nb);
+    }
     h->flat = h->wild = NULL;
     h->table = NULL;
-    h->nmore = 0;
+    h->over = NULL;
 }
-
-/* ---- emptying and filling (the UMQ's modes, arrival.c) ---- */
 
 void vm_hash_table_clear(vm_hash_t *h)
 {
-    for (uint32_t i = 0; i < h->nb; i++) {
-        vm_hash_slot_t *s = &h->table[i];
-        if (s->more)
-            s->more->ops->destroy(s->more);
-        *s = (vm_hash_slot_t){0};
-    }
-    h->nmore = 0;
+    over_drop(h);
+    memset(h->table, 0, (size_t)h->nb * sizeof *h->table);
 }
 
 typedef struct placer {
@@ -204,10 +277,16 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
     if (h->grow_at != UINT64_MAX && q->len > h->grow_at) {
         uint32_t nb = size_for(h, q->len);
         vm_hash_slot_t *t = table_new(h, nb);
-        if (!t)
+        vm_queue_t **o = t ? over_new(h, nb) : NULL;
+        if (!o) {
+            if (t)
+                table_del(h, t, nb);
             return VMATCH_ENOMEM;
+        }
         table_del(h, h->table, h->nb);
+        over_del(h, h->over, h->nb);
         h->table = t;
+        h->over = o;
         h->nb = nb;
         h->grow_at = (uint64_t)nb * h->hc->load;
     }
@@ -223,9 +302,10 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 typedef struct splitter {
     vm_hash_t *h;
     uint32_t nb;       /* the new table's size */
-    int64_t child;     /* the first entry's bucket in the new table, -1 before it */
-    int mixed;         /* entries go to both children */
-    vm_hash_slot_t *t; /* the new table */
+    int64_t child;     /* the first entry's region in the new table, -1 before it */
+    int mixed;         /* entries go to both child regions */
+    vm_queue_t **o;    /* the new overflow queues */
+    vm_hash_slot_t *t; /* the new lines, whose overflow counts are made here */
     int rc;
 } splitter_t;
 
@@ -234,7 +314,7 @@ static int see_child(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
 {
     (void)care, (void)payload, (void)seq;
     splitter_t *s = arg;
-    int64_t c = vm_hash_index(bits, s->nb);
+    int64_t c = vm_hash_index(bits, s->nb) >> VM_HASH_REGION_SHIFT;
     if (s->child < 0)
         s->child = c;
     else if (c != s->child)
@@ -242,17 +322,27 @@ static int see_child(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
     return s->mixed;
 }
 
-/* Copy an entry of a queue whose entries split to its child's queue in the new table. */
+/* Copy an entry of a queue whose entries split to its child region's new queue. */
 static int copy_to_child(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
                          uint64_t seq)
 {
     splitter_t *s = arg;
-    vm_queue_t **q = &s->t[vm_hash_index(bits, s->nb)].more;
+    vm_queue_t **q = &s->o[vm_hash_index(bits, s->nb) >> VM_HASH_REGION_SHIFT];
+    vm_env_t *env = s->h->base.env;
     if (!*q)
-        s->rc = vm_hash_queue_get(s->h, q);
+        s->rc = env->cfg->storage->create(env, s->h->base.side, q);
     if (s->rc == VMATCH_OK)
         s->rc = (*q)->ops->append(*q, bits, care, payload, seq);
     return s->rc < 0;
+}
+
+static int count_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                      uint64_t seq)
+{
+    (void)care, (void)payload, (void)seq;
+    splitter_t *s = arg;
+    s->t[vm_hash_index(bits, s->nb)].over++;
+    return 0;
 }
 
 void vm_hash_grow(vm_hash_t *h)
@@ -261,18 +351,20 @@ void vm_hash_grow(vm_hash_t *h)
         h->grow_at = UINT64_MAX;
         return;
     }
-    uint32_t nb = h->nb * 2;
+    uint32_t nb = h->nb * 2, nr = vm_hash_regions(h->nb), nr2 = vm_hash_regions(nb);
     vm_hash_slot_t *t = table_new(h, nb);
-    if (!t)
+    vm_queue_t **o = t ? over_new(h, nb) : NULL;
+    if (!o) {
+        if (t)
+            table_del(h, t, nb);
         return;
+    }
     /* First the copies of the queues that split, so that a failure leaves the old table
-     * whole; then the slots' entries and the queues that move over whole.  A child gets
-     * either copies or a whole queue, never both, and the slot's entry, older than the
-     * queue's, keeps its place in front of them. */
-    splitter_t sp = {.h = h, .nb = nb, .t = t, .rc = VMATCH_OK};
-    for (uint32_t i = 0; i < h->nb && sp.rc == VMATCH_OK; i++) {
-        vm_queue_t *q = h->table[i].more;
-        if (!q)
+     * whole; then the lines and the queues that move over whole. */
+    splitter_t sp = {.h = h, .nb = nb, .o = o, .t = t, .rc = VMATCH_OK};
+    for (uint32_t r = 0; r < nr && sp.rc == VMATCH_OK; r++) {
+        vm_queue_t *q = h->over[r];
+        if (!q || !q->len)
             continue;
         sp.child = -1;
         sp.mixed = 0;
@@ -281,17 +373,16 @@ void vm_hash_grow(vm_hash_t *h)
             q->ops->each(q, copy_to_child, &sp);
     }
     if (sp.rc < 0) {
-        for (uint32_t j = 0; j < nb; j++)
-            if (t[j].more)
-                t[j].more->ops->destroy(t[j].more);
+        for (uint32_t r = 0; r < nr2; r++)
+            if (o[r])
+                o[r]->ops->destroy(o[r]);
+        over_del(h, o, nb);
         table_del(h, t, nb);
         return;
     }
-    uint64_t nmore = 0;
-    for (uint32_t i = 0; i < h->nb; i++) {
-        vm_hash_slot_t *s = &h->table[i];
-        vm_queue_t *q = s->more;
-        for (int k = 0; k < VM_HASH_WAYS; k++) { /* first into the child's line */
+    for (uint32_t i = 0; i < h->nb; i++) { /* a line's entries, oldest first in the child */
+        const vm_hash_slot_t *s = &h->table[i];
+        for (int k = 0; k < VM_HASH_WAYS; k++) {
             vm_hash_slot_t *c = &t[vm_hash_index(s->bits[k], nb)];
             int w = 0;
             if (!s->payload[k])
@@ -302,37 +393,32 @@ void vm_hash_grow(vm_hash_t *h)
             c->payload[w] = s->payload[k];
             c->seq[w] = s->seq[k];
         }
-        if (q && (t[2 * i].more || t[2 * i + 1].more)) { /* split: the copies replace it */
+    }
+    for (uint32_t r = 0; r < nr; r++) {
+        vm_queue_t *q = h->over[r];
+        uint32_t c0 = 2 * r < nr2 ? 2 * r : 0, c1 = 2 * r + 1 < nr2 ? 2 * r + 1 : c0;
+        if (!q)
+            continue;
+        if (o[c0] || o[c1]) { /* split: the copies replace it */
             q->ops->destroy(q);
-        } else if (q) {
-            sp.child = -1;
-            sp.mixed = 0;
-            q->ops->each(q, see_child, &sp);
-            t[sp.child].more = q;
+            continue;
         }
-        nmore += (t[2 * i].more != NULL) + (t[2 * i + 1].more != NULL);
+        sp.child = -1;
+        sp.mixed = 0;
+        q->ops->each(q, see_child, &sp);
+        o[sp.child < 0 ? c0 : (uint32_t)sp.child] = q;
     }
+    uint32_t made = 0;
+    for (uint32_t r = 0; r < nr2; r++)
+        if (o[r]) {
+            o[r]->ops->each(o[r], count_over, &sp);
+            made++;
+        }
     table_del(h, h->table, h->nb);
+    over_del(h, h->over, h->nb);
     h->table = t;
+    h->over = o;
     h->nb = nb;
-    h->nmore = nmore;
+    h->nover = made;
     h->grow_at = (uint64_t)nb * h->hc->load;
-}
-
-/* ---- searching every bucket ---- */
-
-int64_t vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare,
-                     const void *payload, vm_hit_t *best, uint64_t *inspected)
-{
-    int64_t at = -1;
-    for (uint32_t i = 0; h->table && i < h->nb; i++) {
-        const vm_hash_slot_t *s = &h->table[i];
-        vm_hit_t hit;
-        if (vm_hash_slot_find(s, key, keycare, payload, &hit, inspected) &&
-            (at < 0 || hit.seq < best->seq)) {
-            *best = hit;
-            at = i;
-        }
-    }
-    return at;
 }
