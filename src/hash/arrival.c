@@ -135,9 +135,8 @@ int vm_hash_umq_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t
     return VMATCH_OK;
 }
 
-/* A search of the flat side: the queue; exact searches count toward hashing it. */
-static int match_flat(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
-                      void **payload, uint64_t *inspected)
+int vm_hash_flat_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
+                       void **payload, uint64_t *inspected)
 {
     uint64_t before = *inspected;
     int found = vm_queue_match(h->flat, key, keycare, remove, payload, inspected);
@@ -150,16 +149,26 @@ static int match_flat(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, in
     } else if ((h->cost += *inspected - before) > FLAT_EXACT * h->len + FLAT_SLACK) {
         h->want_switch = 1;
     }
-    if (found)
+    if (found && h->want_switch) {
         settle(h);
+        vm_hash_sync(h);
+    }
     return found;
+}
+
+int vm_hash_flat_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t seq)
+{
+    int rc = h->flat->ops->append(h->flat, bits, ~(vmatch_bits_t)0, payload, seq);
+    if (rc == VMATCH_OK)
+        h->len++;
+    return rc;
 }
 
 int vm_hash_umq_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
                       void **payload, uint64_t *inspected)
 {
     if (h->flat)
-        return match_flat(h, key, keycare, remove, payload, inspected);
+        return vm_hash_flat_match(h, key, keycare, remove, payload, inspected);
     vm_hit_t hit;
     uint32_t i;
     if (keycare == ~(vmatch_bits_t)0) { /* the bucket of key holds every match */

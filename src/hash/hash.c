@@ -116,6 +116,8 @@ static int hash_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint3
             return VMATCH_OK;
         }
     }
+    if (h->flat && !h->want_switch) /* a flat UMQ: straight to its queue */
+        return vm_hash_flat_append(h, bits, payload, seq);
     return append_slow(h, bits, care, payload, seq);
 }
 
@@ -128,6 +130,12 @@ static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **pa
     vm_queue_t *w = h->wild;
     vm_hit_t hb, hw;
     int fb = vm_hash_slot_find(h, i, key, &hb, inspected);
+    if (!fb && remove) { /* the wildcard receives alone: found and taken in one call */
+        if (!vm_queue_match(w, key, ~(vmatch_bits_t)0, 1, payload, inspected))
+            return 0;
+        h->len--;
+        return 1;
+    }
     int fw = w->ops->find(w, key, ~(vmatch_bits_t)0, &hw, inspected);
     if (fw && (!fb || hw.seq < hb.seq)) {
         *payload = hw.payload;
@@ -183,6 +191,8 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
      * hashed with no switch to weigh. */
     if (remove && keycare == ~(vmatch_bits_t)0 && !h->slow)
         return vm_hash_slot_take(h, vm_hash_index(key, h->nb), key, payload, inspected);
+    if (h->flat) /* a flat UMQ: its queue, without the frame of the slow path */
+        return vm_hash_flat_match(h, key, keycare, remove, payload, inspected);
     return match_slow(h, key, keycare, remove, payload, inspected);
 }
 

@@ -152,5 +152,9 @@ int vm_hash_umq_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, in
 int vm_hash_umq_remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected);
 /* Append a message off the fast path.  VMATCH_OK or ENOMEM (nothing changed). */
 int vm_hash_umq_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t seq);
+/* A flat UMQ's search and append, for a wildcard-heavy side: short of the calls above. */
+int vm_hash_flat_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
+                       void **payload, uint64_t *inspected);
+int vm_hash_flat_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t seq);
 
 #endif
