@@ -83,8 +83,9 @@ static const struct {
  * and with the thesis's levels (v1), with every metric, and with caps that the traffic's
  * 600 source keys fill (nprocs=256: 16, 64 and 256 partners per side), so the full table is
  * met too.  pnp-static reads a profile the test records first (write_profile).  hash runs
- * with its growing table (one entry per bucket, and three, so that bucket queues fill) and
- * with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding keys. */
+ * with its growing table (one entry per bucket, three, so that overflow queues fill, and a
+ * half) and with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding
+ * keys. */
 #define DIFF_NPROCS 256
 static const struct {
     const char *policy;
@@ -100,7 +101,9 @@ static const struct {
      {"nprocs=256", "nprocs=256 pnp.cap=4 pnp.metric=median",
       "nprocs=256 pnp.cap=16 pnp.metric=fence pnp.alpha=0"},
      {1, 4, 16}},
-    {"hash", {"|hash.buckets=1", "hash.buckets=2|hash.load=3", "hash.buckets=7"}, {0, 0, 0}},
+    {"hash",
+     {"|hash.buckets=1", "hash.buckets=2|hash.load=300", "hash.buckets=7|hash.load=50"},
+     {0, 0, 0}},
 };
 #define NPOLICY_EXTRA (sizeof policy_extra / sizeof *policy_extra)
 

@@ -151,7 +151,7 @@ static void test_placement(void)
         CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i), &out), VMATCH_QUEUED);
     }
     CHECK(prq->wild == NULL);
-    CHECK(prq->nb >= 1000 / prq->hc->load && prq->nb <= 4 * 1000 / prq->hc->load);
+    CHECK(prq->nb >= 1000 * 100 / prq->hc->load && prq->nb <= 4 * 1000 * 100 / prq->hc->load);
     CHECK(whole(prq));
     vmatch_mpi_recv(e, 1, VMATCH_ANY_SOURCE, 5, &bits, &care);
     CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(1000), &out), VMATCH_QUEUED);
@@ -366,8 +366,9 @@ int main(void)
     test_modes("policy=hash storage=ll hash.buckets=2");
     test_modes("policy=hash storage=lla hash.buckets=7");
     test_modes("policy=hash storage=llv hash.buckets=1 simd=scalar");
-    test_modes("policy=hash storage=llv hash.load=3 layout.ctx=8 layout.src=20 layout.tag=20");
-    test_enomem("policy=hash storage=llv hash.load=2");
+    test_modes(
+        "policy=hash storage=llv hash.load=300 layout.ctx=8 layout.src=20 layout.tag=20");
+    test_enomem("policy=hash storage=llv hash.load=200");
     test_enomem("policy=hash storage=lla hash.buckets=3 lla.block=4");
     test_enomem("policy=hash storage=ll hash.buckets=1");
     return check_report("test_hash");

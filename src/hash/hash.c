@@ -8,7 +8,8 @@
  * arrival order, by what its searches cost (arrival.c).  Any care mask works: only an
  * all-ones mask is hashed, whatever the layout.
  *
- * The table starts with two buckets and doubles when its entries pass hash.load per bucket
+ * The table starts with two buckets and doubles when its entries pass hash.load per 100
+ * buckets
  * (table.c), or has hash.buckets of them, fixed.  An exact match on a bucket with no queue
  * and no wildcard receive queued is the fast path: a hash, one cache line, no call.  The
  * design and the measurements behind the defaults are in docs/hash.md.
@@ -26,7 +27,7 @@ static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
     h->grow_at = UINT64_MAX;
     if (!h->nb) { /* a growing table starts with two buckets */
         h->nb = 2;
-        h->grow_at = 2 * (uint64_t)h->hc->load;
+        h->grow_at = vm_hash_grow_at(h, 2);
     }
     *out = &h->base;
     return VMATCH_OK;
@@ -129,7 +130,7 @@ static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **pa
     uint32_t i = vm_hash_index(key, h->nb);
     vm_queue_t *w = h->wild;
     vm_hit_t hb, hw;
-    int fb = vm_hash_slot_find(h, i, key, &hb, inspected);
+    int fb = h->len > w->len && vm_hash_slot_find(h, i, key, &hb, inspected);
     if (!fb && remove) { /* the wildcard receives alone: found and taken in one call */
         if (!vm_queue_match(w, key, ~(vmatch_bits_t)0, 1, payload, inspected))
             return 0;
@@ -247,15 +248,15 @@ const vm_policy_t vm_hash_policy = {
 /* ---- keys ---- */
 
 /* Defaults: measured in docs/hash.md. */
-static const vm_hash_config_t hash_default = {.buckets = 0, .load = 1};
+static const vm_hash_config_t hash_default = {.buckets = 0, .load = 100};
 
 #define FIELD(f) offsetof(vm_hash_config_t, f)
 
 static const vm_key_t hash_keys[] = {
     {"hash.buckets", VM_KEY_UINT, FIELD(buckets), 0, 1u << 24,
      .help = "`hash`: buckets per side, fixed; 0: the table grows with its entries"},
-    {"hash.load", VM_KEY_UINT, FIELD(load), 1, 1024,
-     .help = "`hash`, growing table: entries per bucket above which the table doubles"},
+    {"hash.load", VM_KEY_UINT, FIELD(load), 10, 100000,
+     .help = "`hash`, growing table: entries per 100 buckets above which the table doubles"},
 };
 
 static const vm_policy_t *const hash_policies[] = {&vm_hash_policy, NULL};

@@ -14,7 +14,7 @@ extern const vm_policy_t vm_hash_policy;
 /* The hash.* keys (hash.c). */
 typedef struct vm_hash_config {
     uint32_t buckets; /* a fixed bucket count; 0: the table grows with the load */
-    uint32_t load;    /* growing table: entries per bucket above which it doubles */
+    uint32_t load;    /* growing table: entries per 100 buckets above which it doubles */
 } vm_hash_config_t;
 
 /* A bucket is a cache line holding its first VM_HASH_WAYS entries; the entries that
@@ -83,6 +83,12 @@ static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
     uint64_t h = bits * 0xD6E8FEB86659FD93ull;
     h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
     return (uint32_t)(((h >> 32) * nb) >> 32);
+}
+
+/* The entries above which a growing table of nb buckets doubles. */
+static inline uint64_t vm_hash_grow_at(const vm_hash_t *h, uint32_t nb)
+{
+    return (uint64_t)nb * h->hc->load / 100;
 }
 
 /* Overflow queues of a table of nb buckets. */

@@ -265,7 +265,7 @@ static int place_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
 /* The bucket count of a growing table for n entries: twice what the load needs. */
 static uint32_t size_for(const vm_hash_t *h, uint64_t n)
 {
-    uint64_t need = 2 * n / h->hc->load + 1;
+    uint64_t need = 200 * n / h->hc->load + 1;
     uint32_t nb = h->nb;
     while (nb < need && nb < MAX_BUCKETS)
         nb *= 2;
@@ -288,7 +288,7 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
         h->table = t;
         h->over = o;
         h->nb = nb;
-        h->grow_at = (uint64_t)nb * h->hc->load;
+        h->grow_at = vm_hash_grow_at(h, nb);
     }
     placer_t pl = {h, VMATCH_OK};
     q->ops->each(q, place_one, &pl);
@@ -420,5 +420,5 @@ void vm_hash_grow(vm_hash_t *h)
     h->over = o;
     h->nb = nb;
     h->nover = made;
-    h->grow_at = (uint64_t)nb * h->hc->load;
+    h->grow_at = vm_hash_grow_at(h, nb);
 }
