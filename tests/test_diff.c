@@ -616,11 +616,12 @@ static int write_profile(const char *spec, const char *path)
     return rc == VMATCH_OK;
 }
 
-/** Run one pair in variant v for nops operations from seed, with kernel simd (NULL for a
- * storage without kernels), adding the allocation failures it saw to *enomem.  Returns 1
- * when the engine agreed throughout (or the pair cannot run here), 0 on the first mismatch. */
+/** Run one pair in variant v, with the policy's keys alt (one alternative of the variant's,
+ * printed when named), for nops operations from seed, with kernel simd (NULL for a storage
+ * without kernels), adding the allocation failures it saw to *enomem.  Returns 1 when the
+ * engine agreed throughout (or the pair cannot run here), 0 on the first mismatch. */
 static int run_pair(const char *policy, const char *storage, const char *simd, unsigned v,
-                    const char *alt, uint64_t seed, uint64_t nops, uint64_t *enomem)
+                    const char *alt, int named, uint64_t seed, uint64_t nops, uint64_t *enomem)
 {
     const char *extra = variants[v].extra;
     char spec[768], pair[128], label[512], pextra[400] = "", profile[64] = "";
@@ -650,7 +651,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
         snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s simd=%s",
                  *variants[v].llv_extra ? " " : "", variants[v].llv_extra, simd);
     snprintf(label, sizeof label, "%s%s%s%s%s", pair, simd ? "/" : "", simd ? simd : "",
-             *alt ? " " : "", alt);
+             named && *alt ? " " : "", named ? alt : "");
     r.pair = pair;
     r.simd = simd;
     r.spec = spec;
@@ -712,7 +713,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
         snprintf(ptext, sizeof ptext, "; at most %" PRIu64 " partners, %" PRIu64 " levels",
                  r.max_partners, r.max_levels);
 
-    printf("test_diff: %-38s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
+    printf("test_diff: %-23s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
            " (post %" PRIu64 ", arrive %" PRIu64 ", probe %" PRIu64 ", improbe %" PRIu64
            ", cancel %" PRIu64 ", remove %" PRIu64 "; %" PRIu64 " matched, %" PRIu64
            " ENOMEM, max PRQ %" PRIu64 ", max UMQ %" PRIu64 "%s)\n",
@@ -829,11 +830,12 @@ int main(void)
                     for (v = 0; v < NVARIANTS && ok; v++) {
                         /* The policy's keys of this variant: each '|' alternative a run. */
                         const char *keys = policy_keys(pol->name, v);
+                        int named = strchr(keys, '|') != NULL;
                         for (;;) {
                             char alt[320];
                             size_t n = strcspn(keys, "|");
                             snprintf(alt, sizeof alt, "%.*s", (int)n, keys);
-                            ok = run_pair(pol->name, sto->name, simd, v, alt, seed + k,
+                            ok = run_pair(pol->name, sto->name, simd, v, alt, named, seed + k,
                                           nops / variants[v].ops_div, &enomem);
                             CHECK(ok);
                             if (!ok || keys[n] != '|')

@@ -80,7 +80,8 @@ static void to_flat(vm_hash_t *h)
         return;
     }
     vm_hash_table_each(h, collect, &c);
-    qsort(c.v, c.n, sizeof *c.v, by_seq);
+    if (c.n)
+        qsort(c.v, c.n, sizeof *c.v, by_seq);
     int rc = VMATCH_OK;
     for (uint64_t k = 0; k < c.n && rc == VMATCH_OK; k++)
         rc = q->ops->append(q, c.v[k].bits, ~(vmatch_bits_t)0, c.v[k].payload, c.v[k].seq);

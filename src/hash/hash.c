@@ -1,5 +1,5 @@
-/* hash.c -- policy=hash: exact entries hashed into buckets, each a cache line and then a
- * queue of the storage.
+/* hash.c -- policy=hash: exact entries hashed into buckets of one cache line, which overflow
+ * into queues of the storage.
  *
  * On the PRQ a receive whose care mask is all ones goes to the bucket of its match bits and
  * any other receive to one wildcard queue; an arriving message searches its bucket and, when
@@ -9,10 +9,9 @@
  * all-ones mask is hashed, whatever the layout.
  *
  * The table starts with two buckets and doubles when its entries pass hash.load per 100
- * buckets
- * (table.c), or has hash.buckets of them, fixed.  An exact match on a bucket with no queue
- * and no wildcard receive queued is the fast path: a hash, one cache line, no call.  The
- * design and the measurements behind the defaults are in docs/hash.md.
+ * buckets (table.c), or has hash.buckets of them, fixed.  An exact match on a bucket that
+ * has not overflowed, with no wildcard receive queued, is the fast path: a hash, one cache
+ * line, no call.  The design and the measurements behind the defaults are in docs/hash.md.
  */
 #include "hash_impl.h"
 
@@ -65,7 +64,7 @@ static int append_wild(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, voi
 #define VM_HASH_COLD __attribute__((noinline))
 
 /* An append that is not a free way of a line: the side's first entry, a wildcard receive,
- * a bucket's queue, a flat UMQ, or the append that makes the table grow. */
+ * an overflow, a UMQ switching, or the append that makes the table grow. */
 static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
                         uint64_t seq)
 {
@@ -89,6 +88,7 @@ static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, vo
     return VMATCH_OK;
 }
 
+/* append_other, then the flag of the fast paths. */
 VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care,
                                     void *payload, uint64_t seq)
 {
@@ -173,6 +173,7 @@ static int match_other(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, i
     return 1;
 }
 
+/* match_other, then the flag of the fast paths. */
 VM_HASH_COLD static int match_slow(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare,
                                    int remove, void **payload, uint64_t *inspected)
 {
