@@ -225,7 +225,10 @@ bool vec_ratio(const std::vector<double> &a, const std::vector<double> &b, doubl
 void print_targets(FILE *f, const std::vector<Target> &t)
 {
     for (const Target &x : t)
-        fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
+        if (x.verdict == "not measured")
+            fprintf(f, "%s %s (%s)\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
+        else
+            fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
 }
 
 } // namespace vmr

@@ -32,6 +32,10 @@ struct Workload {
 // The baseline every ratio of the workload table is taken against.
 constexpr const char *kYardstick = "mpich";
 
+// Issue 12's engine: hashed vector queues.  Each section runs it when this build has it.
+constexpr const char *kHashLabel = "hash";
+constexpr const char *kHashSpec = "policy=hash storage=llv";
+
 // Records the profiles the profiled (pnp-static) engines read: any policy records the same
 // per-source insertion counts.
 constexpr const char *kRecorderSpec = "policy=single storage=llv profile.record=on";
@@ -89,6 +93,8 @@ struct Row {
     // Repeating workloads: the iterations, and the operations of one (0: not split).
     unsigned iters = 1;
     size_t iter_ops = 0;
+    // Receives, probes and improbes with MPI_ANY_SOURCE or MPI_ANY_TAG in the trace.
+    size_t wild = 0;
     vm_wl_measure_t ref{};
     double gen_s = 0;
     std::vector<Cell> cells; // one per engine
@@ -97,6 +103,7 @@ struct Row {
 struct Options {
     bool full = false, machine_only = false, list = false;
     bool pnp = true, main_suite = true; // --no-pnp, --pnp-only
+    bool tagperf = true;                // --no-tagperf (--tagperf-only: the others off)
     bool reps_given = false;
     int reps = 0; // 0: the default of the mode
     // The yardstick (mpich) runs in only this many of the repetitions, spread evenly over
@@ -187,7 +194,8 @@ std::string pad(const std::string &s, int w);
 // ---- the closing summary ----
 
 // One target the run judges: what it asks, the measured figure with its spread, and the
-// verdict ("met", "missed", or "no figure" when an engine failed to give one).
+// verdict ("met", "missed", "no figure" when an engine failed to give one, or "not
+// measured" when this build lacks the engine: the figure then says why, in parentheses).
 struct Target {
     std::string what, figure, verdict;
 };

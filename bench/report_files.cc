@@ -1,6 +1,6 @@
 // report_files.cc -- the files of the report folder besides table.txt: results.json (every
-// repetition of every cell, of the workload table and of the pnp section) and the plot
-// (plot.dat and the gnuplot script plot.gp that draws plot.png).
+// repetition of every cell, of the workload table, the pnp and the tag-perf section) and the
+// plot (plot.dat and the gnuplot script plot.gp that draws plot.png).
 #include "report_sections.h"
 
 #include <cmath>
@@ -114,10 +114,45 @@ void write_json_workloads(FILE *f, const Report &rep, const char *ind)
     fprintf(f, "%s]", ind);
 }
 
+// The tag-perf section: per engine and side, ns per match of every repetition at each n.
+void write_json_tagperf(FILE *f, const TagPerf &t)
+{
+    fprintf(f, ",\n  \"tag_perf\": {\"repetitions\": %d, \"clock_ns\": %s, \"n\": [", t.reps,
+            json_num(t.clock_ns).c_str());
+    for (size_t k = 0; k < t.sizes.size(); k++)
+        fprintf(f, "%s%u", k ? ", " : "", t.sizes[k]);
+    fprintf(f, "],\n    \"engines\": [");
+    for (size_t e = 0; e < t.engines.size(); e++) {
+        const TagPerfEngine &te = t.engines[e];
+        fprintf(f,
+                "%s\n      {\"label\": %s, \"kind\": %s, \"resolved\": %s, \"max_n\": %u, "
+                "\"error\": %s",
+                e ? "," : "", json_str(te.en.label).c_str(),
+                te.en.base ? "\"baseline\"" : "\"vmatch\"", json_str(te.en.resolved).c_str(),
+                te.max_n, json_str(te.error).c_str());
+        for (int side = 0; side < 2; side++) {
+            double g = NAN, q1, q3;
+            tagperf_growth(t, e, side, g, q1, q3);
+            fprintf(f, ",\n       %s: {\"growth\": %s, \"ns_per_match\": [",
+                    side ? "\"unexpected\"" : "\"expected\"", json_num(g).c_str());
+            for (size_t k = 0; k < te.ns[side].size(); k++) {
+                fprintf(f, "%s[", k ? ", " : "");
+                for (size_t r = 0; r < te.ns[side][k].size(); r++)
+                    fprintf(f, "%s%s", r ? ", " : "", json_num(te.ns[side][k][r]).c_str());
+                fprintf(f, "]");
+            }
+            fprintf(f, "]}");
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "%s]}", t.engines.empty() ? "" : "\n    ");
+}
+
 } // namespace
 
 bool write_json(const std::string &path, const Report &rep, const Machine &m, const Options &o,
-                const std::vector<std::string> &notes, const std::vector<JsonPart> &pnp)
+                const std::vector<std::string> &notes, const std::vector<JsonPart> &pnp,
+                const TagPerf *tp)
 {
     FILE *f = fopen(path.c_str(), "w");
     if (!f)
@@ -151,7 +186,10 @@ bool write_json(const std::string &path, const Report &rep, const Machine &m, co
         write_json_workloads(f, *pnp[k].rep, "      ");
         fprintf(f, "}");
     }
-    fprintf(f, "%s}\n}\n", pnp.empty() ? "" : "\n  ");
+    fprintf(f, "%s}", pnp.empty() ? "" : "\n  ");
+    if (tp && tp->ran)
+        write_json_tagperf(f, *tp);
+    fprintf(f, "\n}\n");
     return fclose(f) == 0;
 }
 

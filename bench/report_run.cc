@@ -164,6 +164,10 @@ void Report::run(const std::string &name, const std::string &spec, bool sweep, s
     row.gen_s = (double)(vm_wl_now_ns() - t0) / 1e9;
     row.desc = desc;
     row.ops = t.n;
+    for (size_t i = 0; i < t.n; i++)
+        row.wild += t.ops[i].kind != VM_TRACE_ARRIVE && t.ops[i].kind != VM_TRACE_CANCEL &&
+                    t.ops[i].kind != VM_TRACE_REMOVE &&
+                    (t.ops[i].src == VM_TRACE_ANY || t.ops[i].tag == VM_TRACE_ANY);
     std::vector<uint32_t> want(t.n ? t.n : 1), got(t.n ? t.n : 1);
     if (!reference(t, want.data(), row.ref, err, sizeof err)) {
         fprintf(stderr, "vmatch_report: %s: reference: %s\n", name.c_str(), err);

@@ -1,6 +1,8 @@
 // report_sections.h -- the sections of vmatch_report's output, as main runs them: the
 // workload table (report_workloads.cc), the pnp section (report_pnp.cc, its gather part in
-// report_pnp_gather.cc) and the files of the report folder (report_files.cc).
+// report_pnp_gather.cc), the tag-perf section (report_tagperf.cc), the targets of issues 11
+// (report_lean.cc) and 12 (report_hash.cc) and the files of the report folder
+// (report_files.cc).
 #pragma once
 
 #include "report_common.h"
@@ -63,6 +65,49 @@ void list_pnp_workloads(FILE *f, const Options &o);
 // section (pnp); either may be null (not run).  report_lean.cc.
 std::vector<Target> lean_targets(const Report *rep, const PnpSection *pnp);
 
+// ---- the tag-perf section ----
+
+// An engine of the tag-perf section and its figures: ns[side][k][r], ns per matching
+// operation (side 0: expected, 1: unexpected; k: the index of n in TagPerf::sizes; r: the
+// repetition), NaN where not run.
+struct TagPerfEngine {
+    Engine en;
+    unsigned max_n = 0; // the largest n it runs
+    std::vector<std::vector<double>> ns[2];
+    std::string error; // the first failure or wrong match ("": none); no figures after it
+};
+
+struct TagPerf {
+    std::vector<unsigned> sizes; // n = 1, 2, 4, ...
+    std::vector<TagPerfEngine> engines;
+    int reps = 0;
+    double clock_ns = 0; // the cost of a pair of clock readings, subtracted from each run
+    double wall_s = 0, cpu_s = 0;
+    std::vector<std::string> notes; // engines left out, and why
+    bool ran = false;
+};
+
+// Runs the section, a line on stdout as it starts.  report_tagperf.cc.
+TagPerf run_tagperf(const Options &o);
+// Its table (legend: with the explanation and the engines).
+void print_tagperf(FILE *f, const TagPerf &t, bool legend);
+// Engine e's growth of the time per doubling of n on side (0: expected, 1: unexpected):
+// the median and quartiles over the repetitions of the geometric mean of t(2n) / t(n) for
+// n >= 16 (ucx_style: UCX's own figure, the arithmetic mean of t(n) / t(n/2), n >= 16).
+bool tagperf_growth(const TagPerf &t, size_t e, int side, double &med, double &q1, double &q3,
+                    bool ucx_style = false);
+size_t tagperf_engine(const TagPerf &t, const std::string &label);
+
+// ---- issue 12 ----
+
+// "" when policy=hash (kHashSpec) can be created here, else the note "hash left out: WHY"
+// that each section prints.  report_hash.cc.
+std::string hash_left_out_note();
+
+// The targets of issue 12 judged on the workload table (rep), the pnp section's gather and
+// memory parts (pnp) and the tag-perf section (tp); any may be null (not run).
+std::vector<Target> hash_targets(const Report *rep, const PnpSection *pnp, const TagPerf *tp);
+
 // ---- the report folder ----
 
 // A part of the pnp section, for the JSON file.
@@ -71,8 +116,10 @@ struct JsonPart {
     const Report *rep;
 };
 
+// tp: the tag-perf section (null or not run: no "tag_perf" key).
 bool write_json(const std::string &path, const Report &rep, const Machine &m, const Options &o,
-                const std::vector<std::string> &notes, const std::vector<JsonPart> &pnp);
+                const std::vector<std::string> &notes, const std::vector<JsonPart> &pnp,
+                const TagPerf *tp);
 
 // plot.dat and plot.gp (gnuplot draws plot.png) from the sweep rows of rep.
 bool write_plot(const std::string &dir, const Report &rep, const Machine &m);

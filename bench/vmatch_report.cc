@@ -5,10 +5,13 @@
 // their issue -- the hot-spot gather at P=2048, m=10 repeated 5 times (the FDS time steps)
 // for several pnp.threshold / pnp.cap / pnp.move, its first iteration and the later ones
 // timed apart; pnp / single on sparse and short-queue workloads; bytes and queues at N = 1024
-// and 4096.
+// and 4096; then the tag-perf section: n receives with distinct tags matched in reverse
+// order, n = 1 .. 8192, expected and unexpected, after UCX's test_ucp_tag_perf, and the
+// growth of the time per doubling of n (report_tagperf.cc).
 //
 //   vmatch_report [--full] [--out DIR] [--reps N] [--only TEXT] [--engines L1,L2,...]
-//                 [--no-pnp | --pnp-only] [--log FILE] [--summary FILE]
+//                 [--no-pnp | --pnp-only] [--no-tagperf | --tagperf-only] [--log FILE]
+//                 [--summary FILE]
 //   vmatch_report --machine | --list
 //
 // Method.  Each workload is generated once (workloads/gen.h) and replayed first on the
@@ -35,8 +38,9 @@
 //
 // Files: this one (options, main), report_common (what the parts share), report_run (the
 // runs), report_workloads (the table), report_pnp and report_pnp_gather (the pnp section),
-// report_lean (issue 11's targets, judged on the table and the pnp section), report_files
-// (results.json, the plot).
+// report_tagperf (the tag-perf section), report_lean (issue 11's targets, judged on the
+// table and the pnp section), report_hash (issue 12's: policy=hash, judged on the table,
+// the pnp section and the tag-perf section), report_files (results.json, the plot).
 #include "report_sections.h"
 
 #include <cerrno>
@@ -52,7 +56,7 @@ static void usage(FILE *f)
         f,
         "usage: vmatch_report [--full] [--out DIR] [--reps N] [--min-ms MS] [--budget S]\n"
         "                     [--only TEXT] [--engines L1,L2,...] [--no-pnp | --pnp-only]\n"
-        "                     [--log FILE] [--summary FILE]\n"
+        "                     [--no-tagperf | --tagperf-only] [--log FILE] [--summary FILE]\n"
         "       vmatch_report --machine | --list\n"
         "  --full        the large sizes (slow: list designs take seconds per replay), and a\n"
         "                longer pnp section (one-shot gathers, more thresholds, pnp.move=off\n"
@@ -60,12 +64,16 @@ static void usage(FILE *f)
         "  --out DIR     write results.json, table.txt, plot.dat and plot.gp there\n"
         "  --reps N      timed repetitions (default 7, --full 3; pnp section: its gathers 7,\n"
         "                mpich in 4 of them, --full 9; its short-queue part 15, --full 27;\n"
-        "                given: N, and 3N for the short-queue part)\n"
+        "                given: N, and 3N for the short-queue part; tag-perf section 5,\n"
+        "                --full 9, given: N)\n"
         "  --min-ms MS   time at least MS per repetition, replaying again (default 5)\n"
         "  --budget S    an engine whose replay takes longer gets one repetition\n"
-        "  --only TEXT   only the workloads whose name contains TEXT (pnp section too)\n"
-        "  --engines L   only these columns (mpich is always kept; not the pnp section)\n"
+        "  --only TEXT   only the workloads whose name contains TEXT (pnp section too; the\n"
+        "                tag-perf section runs when \"tag-perf\" contains TEXT)\n"
+        "  --engines L   only these columns (mpich is always kept; not the pnp and tag-perf\n"
+        "                sections)\n"
         "  --no-pnp      leave out the pnp section; --pnp-only: run only the pnp section\n"
+        "  --no-tagperf  leave out the tag-perf section; --tagperf-only: run only it\n"
         "  --log FILE    the progress of every workload and the tables with their legends go\n"
         "                to FILE; the terminal gets a line per section and the bare tables\n"
         "  --summary FILE  append the target lines (met / missed) to FILE instead of printing\n"
@@ -79,7 +87,14 @@ static void usage(FILE *f)
         "repetitions, so x mpich is a lower bound (--full: all iterations and repetitions);\n"
         "(b) sparse neighbour and short-queue workloads, pnp / single over ll, lla, llv;\n"
         "(c) bytes and queues at the peak of a gather with N = 1024 and 4096 peers\n"
-        "pending, against the ob1-style lists.\n"
+        "pending, against the ob1- and UCX-style baselines.  hash joins (a) and (c).\n"
+        "The tag-perf section (last; about 6 s of CPU), after UCX's test_ucp_tag_perf: for\n"
+        "n = 1, 2, 4, ... 8192 distinct tags with full masks, (a) n receives posted, then n\n"
+        "messages arriving in the reverse order, (b) n messages, then n receives in the\n"
+        "reverse order; ns per match for hash, single+llv, ucx, ob1 and mpich, and the mean\n"
+        "growth of the time per doubling of n for n >= 16.\n"
+        "The engine hash (policy=hash storage=llv) joins every section where this build has\n"
+        "it; issue 12's targets (\"hash: ...\") are judged on it, or say \"not measured\".\n"
         "Environment: VMATCH_REPORT_SPECS='label=spec;...' adds library engines;\n"
         "TMPDIR: where pnp-static's recorded profiles are written (and removed).\n");
 }
@@ -121,6 +136,12 @@ static bool parse_args(int argc, char **argv, Options &o, bool &help)
             o.pnp = false;
         } else if (a == "--pnp-only") {
             o.main_suite = false;
+            o.tagperf = false;
+        } else if (a == "--no-tagperf") {
+            o.tagperf = false;
+        } else if (a == "--tagperf-only") {
+            o.main_suite = false;
+            o.pnp = false;
         } else if (a == "--min-ms" && more) {
             o.min_ms = atof(argv[++i]);
         } else if (a == "--budget" && more) {
@@ -214,6 +235,9 @@ int main(int argc, char **argv)
             printf("  %-30s %s\n", j.name.c_str(), j.spec.c_str());
         if (o.pnp)
             list_pnp_workloads(stdout, o);
+        if (o.tagperf)
+            printf("tag-perf section: n = 1, 2, 4, ... 8192 distinct tags, expected and "
+                   "unexpected (vmatch_report --help)\n");
         return 0;
     }
 
@@ -232,8 +256,12 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < work.size(); i++)
             rep.run(work[i].name, work[i].spec, work[i].sweep, i + 1, work.size());
         print_tables(o.log, rep, true);
-        if (brief)
+        if (brief) {
             print_tables(stdout, rep, false);
+            std::string hn = hash_left_out_note();
+            if (!hn.empty())
+                printf("note: %s\n", hn.c_str());
+        }
         for (const std::string &n : notes)
             fprintf(o.log, "note: %s\n", n.c_str());
         fprintf(o.log, "report time: %.0f s\n", (double)(vm_wl_now_ns() - t0) / 1e9);
@@ -255,9 +283,21 @@ int main(int argc, char **argv)
                  {"memory", pnp.memory.get()}};
         targets = pnp_targets(pnp);
     }
+    TagPerf tp;
+    if (o.tagperf &&
+        (o.only.empty() || std::string("tag-perf").find(o.only) != std::string::npos)) {
+        tp = run_tagperf(o);
+        print_tagperf(o.log, tp, true);
+        if (brief)
+            print_tagperf(stdout, tp, false);
+        fprintf(o.log, "tag-perf section time: %.0f s (%.0f s of CPU)\n", tp.wall_s, tp.cpu_s);
+    }
     std::vector<Target> lean =
         lean_targets(o.main_suite ? &rep : nullptr, o.pnp ? &pnp : nullptr);
     targets.insert(targets.end(), lean.begin(), lean.end());
+    std::vector<Target> hash = hash_targets(o.main_suite ? &rep : nullptr,
+                                            o.pnp ? &pnp : nullptr, tp.ran ? &tp : nullptr);
+    targets.insert(targets.end(), hash.begin(), hash.end());
     fflush(stdout);
     FILE *tf = nullptr;
     if (!o.out.empty()) {
@@ -278,8 +318,10 @@ int main(int argc, char **argv)
                 fprintf(tf, "note: %s\n", n.c_str());
             if (o.pnp)
                 print_pnp_section(tf, pnp, true);
+            if (tp.ran)
+                print_tagperf(tf, tp, true);
         }
-        if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes, parts) ||
+        if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes, parts, &tp) ||
             (plot && !write_plot(o.out, rep, m))) {
             fprintf(stderr, "vmatch_report: cannot write into %s: %s\n", o.out.c_str(),
                     strerror(errno));
@@ -306,5 +348,7 @@ int main(int argc, char **argv)
             for (const Cell &c : row.cells)
                 wrong |= c.wrong;
     }
+    for (const TagPerfEngine &te : tp.engines)
+        wrong |= !te.error.empty(); // a wrong match or a failed call
     return failed || wrong ? 1 : 0;
 }
