@@ -92,8 +92,9 @@ struct vm_storage {
     int (*find_payload)(vm_queue_t *q, const void *payload, vm_hit_t *hit, uint64_t *inspected);
     /* Remove the entry a find just returned. */
     void (*remove)(vm_queue_t *q, const vm_hit_t *hit);
-    /* Optional: find and remove in one walk (find's rules), with the payload in *payload.
-     * Returns 1, or 0 when nothing matches.  NULL: find, then remove. */
+    /* Optional: find and remove in one walk (find's rules), with the payload in *payload, on
+     * a queue that is not empty (vm_queue_match checks).  Returns 1, or 0 when nothing
+     * matches.  NULL: find, then remove. */
     int (*take)(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, void **payload,
                 uint64_t *inspected);
     /* Call fn(arg, bits, care, payload, seq) for every entry, in queue order (care all ones

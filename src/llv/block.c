@@ -156,10 +156,34 @@ static void set_bits(uint64_t *map, uint32_t from, uint32_t n)
     map[from / VM_LLV_GROUP] |= ones << (from % VM_LLV_GROUP);
 }
 
+/* Copy n slots (fingerprints and every 64-bit lane) from slot from of src to slot to of dst,
+ * which may be src with to <= from: copies go in ascending order, and memmove keeps a run
+ * intact, so nothing is overwritten before it is read. */
+static void move_slots(vm_llv_block_t *dst, uint32_t to, const vm_llv_block_t *src,
+                       uint32_t from, uint32_t n)
+{
+    uint16_t *dfp = vm_llv_fps(dst) + to;
+    const uint16_t *sfp = vm_llv_fps(src) + from;
+    if (n >= SHORT_RUN)
+        memmove(dfp, sfp, n * sizeof *dfp);
+    else
+        for (uint32_t k = 0; k < n; k++)
+            dfp[k] = sfp[k];
+    for (uint32_t x = 0; x < 3u + src->prq; x++) {
+        uint64_t *d = vm_llv_lane(dst, x) + to;
+        const uint64_t *v = vm_llv_lane(src, x) + from;
+        if (n >= SHORT_RUN)
+            memmove(d, v, n * sizeof *d);
+        else
+            for (uint32_t k = 0; k < n; k++)
+                d[k] = v[k];
+    }
+}
+
 /* Copy the live entries of src, in order, to slots 0, 1, ... of dst (which may be src: no
- * entry then moves up, and memmove keeps each run intact), with their wild bits and src's
- * class mask.  Runs of consecutive live slots move a lane at a time: a block that fills
- * without holes, or loses only its head entries, is one run. */
+ * entry then moves up), with their wild bits and src's class mask.  Runs of consecutive live
+ * slots move a lane at a time: a block that fills without holes, or loses only its head
+ * entries, is one run. */
 static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
 {
     uint32_t sgroups = vm_llv_groups(src), dgroups = vm_llv_groups(dst);
@@ -168,12 +192,6 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
     memcpy(live, src->map, end * sizeof live[0]);
     if (wild)
         memcpy(wmap, src->map + sgroups, end * sizeof wmap[0]);
-    const uint16_t *sfp = vm_llv_fps(src);
-    const uint64_t *sbits = vm_llv_bits(src), *scare = vm_llv_care(src);
-    const uint64_t *spl = vm_llv_payload(src), *sseq = vm_llv_seq(src);
-    uint16_t *dfp = vm_llv_fps(dst);
-    uint64_t *dbits = vm_llv_bits(dst), *dcare = vm_llv_care(dst);
-    uint64_t *dpl = vm_llv_payload(dst), *dseq = vm_llv_seq(dst);
     memset(dst->map, 0, (dst->prq ? 2u : 1u) * dgroups * sizeof(uint64_t));
     for (uint32_t w = src->start; w < end; w++) {
         for (uint64_t m = live[w]; m;) {
@@ -181,23 +199,7 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
             uint64_t rest = ~(m >> s);
             uint32_t r = rest ? (uint32_t)__builtin_ctzll(rest) : VM_LLV_GROUP - s;
             m &= r + s == VM_LLV_GROUP ? 0 : ~(uint64_t)0 << (r + s);
-            if (r >= SHORT_RUN) {
-                memmove(dfp + n, sfp + i, r * sizeof *dfp);
-                memmove(dbits + n, sbits + i, r * sizeof *dbits);
-                if (dcare)
-                    memmove(dcare + n, scare + i, r * sizeof *dcare);
-                memmove(dpl + n, spl + i, r * sizeof *dpl);
-                memmove(dseq + n, sseq + i, r * sizeof *dseq);
-            } else { /* ascending, so in place never overwrites what it has yet to read */
-                for (uint32_t k = 0; k < r; k++) {
-                    dfp[n + k] = sfp[i + k];
-                    dbits[n + k] = sbits[i + k];
-                    if (dcare)
-                        dcare[n + k] = scare[i + k];
-                    dpl[n + k] = spl[i + k];
-                    dseq[n + k] = sseq[i + k];
-                }
-            }
+            move_slots(dst, n, src, i, r);
             for (uint32_t k = 0; wild && k < r; k++) /* wmap is read only when wild */
                 if (wmap[w] >> (s + k) & 1)
                     set_bits(dst->map + dgroups, n + k, 1);
@@ -232,19 +234,7 @@ static void shift_down(uint64_t *map, uint32_t n, uint32_t by)
 static void slide(vm_llv_block_t *b)
 {
     uint32_t from = b->head, n = b->tail - from, groups = vm_llv_groups(b);
-    uint16_t *fp = vm_llv_fps(b);
-    uint64_t *lane = vm_llv_bits(b);
-    if (n < SHORT_RUN) { /* ascending: never overwrites what it has yet to read */
-        for (uint32_t k = 0; k < n; k++)
-            fp[k] = fp[from + k];
-        for (uint32_t x = 0; x < 3u + b->prq; x++, lane += b->slots)
-            for (uint32_t k = 0; k < n; k++)
-                lane[k] = lane[from + k];
-    } else {
-        memmove(fp, fp + from, n * sizeof *fp);
-        for (uint32_t x = 0; x < 3u + b->prq; x++, lane += b->slots)
-            memmove(lane, lane + from, n * sizeof *lane);
-    }
+    move_slots(b, 0, b, from, n);
     shift_down(b->map, groups, from);
     if (b->prq)
         shift_down(b->map + groups, groups, from);

@@ -418,8 +418,6 @@ VM_LLV_SIDED int llv_take(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits
 {
     vm_llv_t *l = (vm_llv_t *)q;
     uint32_t i;
-    if (!q->len)
-        return 0;
     if (llv_head_matches(l, prq, key, keycare, &i)) {
         vm_llv_block_t *b = l->head;
         *inspected += 1;
