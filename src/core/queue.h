@@ -121,6 +121,29 @@ static inline int vm_queue_match(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t
     return 1;
 }
 
+/* Append to *q, first making it (a queue of env's storage for side) when it is NULL: a
+ * policy's queue made on first use, such as a wildcard queue.  A failed call leaves *q as it
+ * was.  VMATCH_OK or an error. */
+static inline int vm_queue_append_new(vm_env_t *env, int side, vm_queue_t **q,
+                                      vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                                      uint64_t seq)
+{
+    int made = !*q;
+    if (made) {
+        int rc = env->cfg->storage->create(env, side, q);
+        if (rc < 0) {
+            *q = NULL;
+            return rc;
+        }
+    }
+    int rc = (*q)->ops->append(*q, bits, care, payload, seq);
+    if (rc < 0 && made) {
+        (*q)->ops->destroy(*q);
+        *q = NULL;
+    }
+    return rc;
+}
+
 /* ---- policy: which queue of a side an entry lives in ---- */
 
 typedef struct vm_pq {

@@ -39,27 +39,6 @@ static void hash_destroy(vm_pq_t *p)
     vm_mem_free(&p->env->mem, h, sizeof *h);
 }
 
-/* Append a receive with a wildcard care mask to the wildcard queue, made on first use. */
-static int append_wild(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                       uint64_t seq)
-{
-    int made = !h->wild;
-    if (made) {
-        vm_env_t *env = h->base.env;
-        int rc = env->cfg->storage->create(env, VM_PRQ, &h->wild);
-        if (rc < 0) {
-            h->wild = NULL;
-            return rc;
-        }
-    }
-    int rc = h->wild->ops->append(h->wild, bits, care, payload, seq);
-    if (rc < 0 && made) { /* a failed call leaves nothing behind */
-        h->wild->ops->destroy(h->wild);
-        h->wild = NULL;
-    }
-    return rc;
-}
-
 /* Paths off the per-call fast path: out of line, so the fast path saves no registers. */
 #define VM_HASH_COLD __attribute__((noinline))
 
@@ -75,7 +54,7 @@ static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, vo
     if (h->base.side == VM_UMQ)
         rc = vm_hash_umq_append(h, bits, payload, seq);
     else if (care != ~(vmatch_bits_t)0)
-        rc = append_wild(h, bits, care, payload, seq);
+        rc = vm_queue_append_new(h->base.env, VM_PRQ, &h->wild, bits, care, payload, seq);
     else
         rc = vm_hash_slot_append(h, vm_hash_index(bits, h->nb), bits, care, payload, seq);
     if (rc < 0) {

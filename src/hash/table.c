@@ -42,22 +42,10 @@ int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bit
         }
     vm_queue_t **q = over_of(h, i);
     int made = !*q;
-    if (made) {
-        vm_env_t *env = h->base.env;
-        int rc = env->cfg->storage->create(env, h->base.side, q);
-        if (rc < 0)
-            return rc;
-        h->nover++;
-    }
-    int rc = (*q)->ops->append(*q, bits, care, payload, seq);
-    if (rc < 0) {
-        if (made) { /* as it was */
-            (*q)->ops->destroy(*q);
-            *q = NULL;
-            h->nover--;
-        }
+    int rc = vm_queue_append_new(h->base.env, h->base.side, q, bits, care, payload, seq);
+    if (rc < 0)
         return rc;
-    }
+    h->nover += made;
     s->over++;
     return VMATCH_OK;
 }

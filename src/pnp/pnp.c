@@ -419,20 +419,8 @@ append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload
 {
     vm_pq_t *p = &s->base;
     if (s->npq) {
-        if ((care & s->key_care) != s->key_care) {
-            int made = !s->wild;
-            if (made) {
-                int rc = p->env->cfg->storage->create(p->env, p->side, &s->wild);
-                if (rc < 0)
-                    return rc;
-            }
-            int rc = s->wild->ops->append(s->wild, bits, care, payload, seq);
-            if (rc < 0 && made) { /* a failed call leaves nothing behind */
-                s->wild->ops->destroy(s->wild);
-                s->wild = NULL;
-            }
-            return rc;
-        }
+        if ((care & s->key_care) != s->key_care)
+            return vm_queue_append_new(p->env, p->side, &s->wild, bits, care, payload, seq);
         int32_t last;
         int64_t i = partner(s, src_key(s, bits), &last);
         if (i >= 0)
