@@ -83,6 +83,7 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
         return vm_fail(VMATCH_ENOMEM, "create: out of memory");
     }
     vm_spec_describe(&e->cfg, e->describe, e->describe_bytes);
+    e->exchange = cfg.profile_record ? NULL : cfg.policy->exchange;
     /* The profile path served the policies' create; the description keeps it. */
     vm_spec_free(&e->cfg);
     *out = e;
@@ -120,7 +121,7 @@ static inline int append_entry(vmatch_engine_t *e, int side, vmatch_bits_t bits,
                                vmatch_bits_t care, uint32_t cls, void *payload)
 {
     vm_pq_t *p = e->side[side];
-    uint64_t seq = e->seq++;
+    uint64_t seq = e->env.seq++;
     int rc = p->sole && p->sole->len + 1 < p->sole_until
                  ? p->sole->ops->append(p->sole, bits, care, payload, seq)
                  : p->ops->append(p, bits, care, cls, payload, seq);
@@ -168,8 +169,18 @@ static inline __attribute__((always_inline)) int
 search_or_enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
                   uint32_t cls, void *payload, void **out)
 {
+    if (e->exchange) {
+        int rc = e->exchange(e->side[!side], e->side[side], bits, care, payload, out);
+        if (rc < 0)
+            return enqueue_failed(rc);
+        if (rc == VMATCH_MATCHED)
+            e->len[!side]--;
+        else
+            e->len[side]++;
+        return rc;
+    }
     vmatch_bits_t keycare = side == VM_PRQ ? care : ~(vmatch_bits_t)0;
-    if (side_match(e->side[!side], bits, keycare, cls, 1, out, &e->inspected)) {
+    if (side_match(e->side[!side], bits, keycare, cls, 1, out, &e->env.inspected)) {
         e->len[!side]--;
         return VMATCH_MATCHED;
     }
@@ -220,7 +231,8 @@ int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
         return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
     vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
-    if (!e->len[VM_UMQ] || !side_match(umq, bits, care, cls, remove, msg_out, &e->inspected))
+    if (!e->len[VM_UMQ] ||
+        !side_match(umq, bits, care, cls, remove, msg_out, &e->env.inspected))
         return VMATCH_ENOTFOUND;
     if (remove)
         e->len[VM_UMQ]--;
@@ -235,7 +247,7 @@ static int remove_payload(vmatch_engine_t *e, int side, const void *payload)
                        side == VM_PRQ ? "cancel" : "remove_unexpected");
     vm_pq_t *p = e->side[side];
     e->searches++;
-    if (!e->len[side] || !p->ops->remove_payload(p, payload, &e->inspected))
+    if (!e->len[side] || !p->ops->remove_payload(p, payload, &e->env.inspected))
         return VMATCH_ENOTFOUND;
     e->len[side]--;
     return VMATCH_OK;
@@ -352,7 +364,7 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     out->posted = e->len[VM_PRQ];
     out->unexpected = e->len[VM_UMQ];
     out->searches = e->searches;
-    out->inspected = e->inspected;
+    out->inspected = e->env.inspected;
     out->bytes = e->env.mem.bytes;
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->stats(e->side[s], out);

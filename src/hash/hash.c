@@ -76,26 +76,33 @@ VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bit
     return rc;
 }
 
+/* Exact traffic: an exact entry into a free way of its line, on a hashed side with no
+ * switch pending (the caller checked), when the table need not grow.  1 when done. */
+static inline int append_fast(vm_hash_t *h, uint32_t mixed, vmatch_bits_t bits, void *payload,
+                              uint64_t seq)
+{
+    if (!h->table || h->len >= h->grow_at)
+        return 0;
+    vm_hash_slot_t *s = &h->table[vm_hash_scale(mixed, h->nb)];
+    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
+    if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
+        return 0;
+    unsigned w = used0;
+    s->bits[w] = bits;
+    s->payload[w] = payload;
+    s->seq[w] = seq;
+    h->len++;
+    return 1;
+}
+
 static int hash_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                        void *payload, uint64_t seq)
 {
     (void)cls;
     vm_hash_t *h = (vm_hash_t *)p;
-    vm_hash_slot_t *t = h->table;
-    /* Exact traffic: an exact entry into a free way of its line, on a hashed side with no
-     * switch pending, when the table need not grow. */
-    if (t && care == ~(vmatch_bits_t)0 && !h->slow && h->len < h->grow_at) {
-        vm_hash_slot_t *s = &t[vm_hash_index(bits, h->nb)];
-        unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-        if (!((s->over != 0) | (used0 & used1))) { /* one branch: which way is free varies */
-            unsigned w = used0;
-            s->bits[w] = bits;
-            s->payload[w] = payload;
-            s->seq[w] = seq;
-            h->len++;
-            return VMATCH_OK;
-        }
-    }
+    if (care == ~(vmatch_bits_t)0 && !h->slow &&
+        append_fast(h, vm_hash_mix(bits), bits, payload, seq))
+        return VMATCH_OK;
     if (h->flat && !h->want_switch) /* a flat UMQ: straight to its queue */
         return vm_hash_flat_append(h, bits, payload, seq);
     return append_slow(h, bits, care, payload, seq);
@@ -177,6 +184,28 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
     return match_slow(h, key, keycare, remove, payload, inspected);
 }
 
+/* The engine's post or arrival on a side with entries: on exact traffic the bits are mixed
+ * once for the other side's bucket and, when it holds no match, this side's. */
+static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                         void *payload, void **out)
+{
+    vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
+    vm_env_t *env = sp->env;
+    if (care == ~(vmatch_bits_t)0 && !s->slow) { /* hashed, no wildcard receive queued */
+        uint32_t mixed = vm_hash_mix(bits);
+        if (vm_hash_slot_take(s, vm_hash_scale(mixed, s->nb), bits, out, &env->inspected))
+            return VMATCH_MATCHED;
+        if (!q->slow && append_fast(q, mixed, bits, payload, env->seq)) {
+            env->seq++;
+            return VMATCH_QUEUED;
+        }
+    } else if (hash_match(sp, bits, care, 0, 1, out, &env->inspected)) {
+        return VMATCH_MATCHED;
+    }
+    int rc = hash_append(qp, bits, care, 0, payload, env->seq++);
+    return rc < 0 ? rc : VMATCH_QUEUED;
+}
+
 /* A cancel or a removal by handle: the oldest entry with the payload. */
 static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected)
 {
@@ -221,6 +250,7 @@ const vm_policy_t vm_hash_policy = {
     .destroy = hash_destroy,
     .append = hash_append,
     .match = hash_match,
+    .exchange = hash_exchange,
     .remove_payload = hash_remove_payload,
     .stats = hash_stats,
 };

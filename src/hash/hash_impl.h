@@ -70,7 +70,7 @@ static inline void vm_hash_sync(vm_hash_t *h)
     h->slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
 }
 
-/* The bucket of match bits among nb: 32 well-mixed bits of the match bits scaled to nb
+/* 32 well-mixed bits of the match bits; vm_hash_scale takes them to a bucket among nb
  * (multiply-shift, no division), so that doubling nb splits bucket i into 2i and 2i + 1.
  * One multiplication is not enough: MPI keys differ in a few low bits of two fields, and
  * the top bits of bits * C leave a third of the buckets empty and pile the keys up in the
@@ -78,11 +78,24 @@ static inline void vm_hash_sync(vm_hash_t *h)
  * multiply spreads them as random keys would (6001 empty, 947 holding 3; docs/hash.md).
  * The multipliers differ from llv's fingerprint hash (the top 16 bits of bits times the
  * golden ratio), so the entries of one bucket keep distinct fingerprints. */
-static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
+static inline uint32_t vm_hash_mix(vmatch_bits_t bits)
 {
     uint64_t h = bits * 0xD6E8FEB86659FD93ull;
     h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
-    return (uint32_t)(((h >> 32) * nb) >> 32);
+    return (uint32_t)(h >> 32);
+}
+
+/* The bucket among nb of vm_hash_mix's value (an exchange mixes the bits once for the
+ * tables of both sides). */
+static inline uint32_t vm_hash_scale(uint32_t mixed, uint32_t nb)
+{
+    return (uint32_t)(((uint64_t)mixed * nb) >> 32);
+}
+
+/* The bucket of match bits among nb. */
+static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
+{
+    return vm_hash_scale(vm_hash_mix(bits), nb);
 }
 
 /* The entries above which a growing table of nb buckets doubles. */
