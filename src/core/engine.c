@@ -126,7 +126,7 @@ static inline int append_entry(vmatch_engine_t *e, int side, vmatch_bits_t bits,
                  ? p->sole->ops->append(p->sole, bits, care, payload, seq)
                  : p->ops->append(p, bits, care, cls, payload, seq);
     if (rc >= 0)
-        e->len[side]++;
+        e->env.len[side]++;
     return rc;
 }
 
@@ -169,19 +169,9 @@ static inline __attribute__((always_inline)) int
 search_or_enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
                   uint32_t cls, void *payload, void **out)
 {
-    if (e->exchange) {
-        int rc = e->exchange(e->side[!side], e->side[side], bits, care, payload, out);
-        if (rc < 0)
-            return enqueue_failed(rc);
-        if (rc == VMATCH_MATCHED)
-            e->len[!side]--;
-        else
-            e->len[side]++;
-        return rc;
-    }
     vmatch_bits_t keycare = side == VM_PRQ ? care : ~(vmatch_bits_t)0;
     if (side_match(e->side[!side], bits, keycare, cls, 1, out, &e->env.inspected)) {
-        e->len[!side]--;
+        e->env.len[!side]--;
         return VMATCH_MATCHED;
     }
     return enqueue(e, side, bits, care, cls, payload);
@@ -208,7 +198,11 @@ int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint
     if (!e || !req || !msg_out)
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
     e->searches++;
-    if (!e->len[VM_UMQ])
+    if (e->exchange) {
+        int rc = e->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
+        return rc < 0 ? enqueue_failed(rc) : rc;
+    }
+    if (!e->env.len[VM_UMQ])
         return enqueue(e, VM_PRQ, bits, care, cls, req);
     return post_search(e, bits, care, cls, req, msg_out);
 }
@@ -219,7 +213,12 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
     if (!e || !msg || !req_out)
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
     e->searches++;
-    if (!e->len[VM_PRQ])
+    if (e->exchange) {
+        int rc = e->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0, msg,
+                             req_out);
+        return rc < 0 ? enqueue_failed(rc) : rc;
+    }
+    if (!e->env.len[VM_PRQ])
         return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
     return arrive_search(e, bits, cls, msg, req_out);
 }
@@ -231,11 +230,11 @@ int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
         return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
     vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
-    if (!e->len[VM_UMQ] ||
+    if (!e->env.len[VM_UMQ] ||
         !side_match(umq, bits, care, cls, remove, msg_out, &e->env.inspected))
         return VMATCH_ENOTFOUND;
     if (remove)
-        e->len[VM_UMQ]--;
+        e->env.len[VM_UMQ]--;
     return VMATCH_MATCHED;
 }
 
@@ -247,9 +246,9 @@ static int remove_payload(vmatch_engine_t *e, int side, const void *payload)
                        side == VM_PRQ ? "cancel" : "remove_unexpected");
     vm_pq_t *p = e->side[side];
     e->searches++;
-    if (!e->len[side] || !p->ops->remove_payload(p, payload, &e->env.inspected))
+    if (!e->env.len[side] || !p->ops->remove_payload(p, payload, &e->env.inspected))
         return VMATCH_ENOTFOUND;
-    e->len[side]--;
+    e->env.len[side]--;
     return VMATCH_OK;
 }
 
@@ -361,8 +360,8 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     *out = (vmatch_stats_t){0};
     if (!e)
         return;
-    out->posted = e->len[VM_PRQ];
-    out->unexpected = e->len[VM_UMQ];
+    out->posted = e->env.len[VM_PRQ];
+    out->unexpected = e->env.len[VM_UMQ];
     out->searches = e->searches;
     out->inspected = e->env.inspected;
     out->bytes = e->env.mem.bytes;

@@ -74,10 +74,9 @@ struct vmatch_engine {
     vm_packing_t packing;
     vm_env_t env;
     vm_pq_t *side[2]; /* VM_PRQ, VM_UMQ */
-    uint64_t len[2];  /* entries of each side: an empty side is not searched */
     /* The policy's exchange (vm_policy_t), NULL when it has none or profile.record is on. */
     int (*exchange)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, void **);
-    uint64_t searches; /* the sequence numbers and entries inspected are in env */
+    uint64_t searches; /* the lengths, sequence numbers and entries inspected are in env */
     vm_prof_table_t prof;
     vm_class_t *classes;
     uint32_t nclasses, classes_cap;

@@ -46,8 +46,10 @@ typedef struct vm_config {
 typedef struct vm_env {
     const vm_config_t *cfg;
     vm_mem_t mem;
-    uint64_t seq;       /* the engine's next sequence number (a policy's exchange takes one) */
-    uint64_t inspected; /* entries compared by every search, for vmatch_stats */
+    /* The engine's counts, which a policy's exchange keeps as the engine would: */
+    uint64_t len[2]; /* entries of each side (VM_PRQ, VM_UMQ): an empty side is not searched */
+    uint64_t seq;    /* the next sequence number */
+    uint64_t inspected;            /* entries compared by every search, for vmatch_stats */
     vm_pool_t pools[VM_MAX_POOLS]; /* one per object size, made on demand */
     unsigned npools;
 } vm_env_t;
@@ -174,14 +176,16 @@ struct vm_policy {
     int (*match)(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls, int remove,
                  void **payload, uint64_t *inspected);
     /* Optional: a post's or an arrival's whole exchange in one call, for a policy that can
-     * do it with less work than match, then append (hash: one hash of the bits for both
-     * sides' tables).  search is the other side, which the engine knows holds entries, and
-     * queue the side of the entry (bits, care, payload; care is all ones for a message).
-     * Take the oldest entry of search that matches (keycare = care), removed, into *out, and
-     * return VMATCH_MATCHED; or append the entry to queue with the sequence number
-     * env->seq++ and return VMATCH_QUEUED; or return an error with both sides as they were.
-     * Compared entries count in env->inspected.  Used only when profile.record is off, and
-     * never given a class: a policy that places entries by class leaves it NULL. */
+     * do it with less work than the engine's match, then append (hash: the bits hashed once
+     * for the tables of both sides, no frame on its fast path).  search is the other side
+     * and queue the side of the entry (bits, care, payload; care is all ones for a message).
+     * When search holds entries (env->len), take the oldest that matches (keycare = care)
+     * into *out, decrement env->len[search->side] and return VMATCH_MATCHED; otherwise
+     * append the entry to queue with the sequence number env->seq++, increment
+     * env->len[queue->side] and return VMATCH_QUEUED; or return an error with both sides
+     * and the lengths as they were.  Compared entries count in env->inspected.  The engine
+     * uses it for every post and arrival while profile.record is off; it passes no class,
+     * so a policy that places entries by class leaves it NULL. */
     int (*exchange)(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
                     void *payload, void **out);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */

@@ -184,26 +184,65 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
     return match_slow(h, key, keycare, remove, payload, inspected);
 }
 
-/* The engine's post or arrival on a side with entries: on exact traffic the bits are mixed
- * once for the other side's bucket and, when it holds no match, this side's. */
+/* An exchange's append, after the search found nothing (vm_policy_t.exchange). */
+VM_HASH_COLD static int exchange_queue(vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                                       void *payload)
+{
+    vm_env_t *env = qp->env;
+    int rc = hash_append(qp, bits, care, 0, payload, env->seq++);
+    if (rc < 0)
+        return rc;
+    env->len[qp->side]++;
+    return VMATCH_QUEUED;
+}
+
+/* An exchange off its fast path: match, then append. */
+VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits,
+                                      vmatch_bits_t care, void *payload, void **out)
+{
+    vm_env_t *env = sp->env;
+    if (hash_match(sp, bits, care, 0, 1, out, &env->inspected)) {
+        env->len[sp->side]--;
+        return VMATCH_MATCHED;
+    }
+    return exchange_queue(qp, bits, care, payload);
+}
+
+/* The engine's post or arrival.  Exact traffic on hashed sides with no wildcard receive
+ * queued is the fast path, which saves no registers (every other case is a tail call with
+ * its arguments): the bits mixed once for the other side's line and, when that holds no
+ * match and has not overflowed, a free way of this side's line. */
 static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
                          void *payload, void **out)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
     vm_env_t *env = sp->env;
-    if (care == ~(vmatch_bits_t)0 && !s->slow) { /* hashed, no wildcard receive queued */
-        uint32_t mixed = vm_hash_mix(bits);
-        if (vm_hash_slot_take(s, vm_hash_scale(mixed, s->nb), bits, out, &env->inspected))
+    if (care != ~(vmatch_bits_t)0 || s->slow)
+        return exchange_slow(sp, qp, bits, care, payload, out);
+    uint32_t mixed = vm_hash_mix(bits);
+    if (s->len) {
+        _Static_assert(VM_HASH_WAYS == 2, "the ways are compared as in vm_hash_slot_take");
+        vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
+        unsigned used0 = l->payload[0] != NULL, used1 = l->payload[1] != NULL;
+        unsigned m = (used0 & (l->bits[0] == bits)) | (used1 & (l->bits[1] == bits)) << 1;
+        if (m) {
+            unsigned w = (m >> 1) & (((m & 1) ^ 1) | (l->seq[1] < l->seq[0]));
+            *out = l->payload[w];
+            l->payload[w] = NULL;
+            s->len--;
+            env->len[sp->side]--;
+            env->inspected += used0 + used1;
             return VMATCH_MATCHED;
-        if (!q->slow && append_fast(q, mixed, bits, payload, env->seq)) {
-            env->seq++;
-            return VMATCH_QUEUED;
         }
-    } else if (hash_match(sp, bits, care, 0, 1, out, &env->inspected)) {
-        return VMATCH_MATCHED;
+        if (l->over) /* the bucket goes on in its region's queue */
+            return exchange_slow(sp, qp, bits, care, payload, out);
+        env->inspected += used0 + used1;
     }
-    int rc = hash_append(qp, bits, care, 0, payload, env->seq++);
-    return rc < 0 ? rc : VMATCH_QUEUED;
+    if (q->slow || !append_fast(q, mixed, bits, payload, env->seq))
+        return exchange_queue(qp, bits, care, payload);
+    env->seq++;
+    env->len[qp->side]++;
+    return VMATCH_QUEUED;
 }
 
 /* A cancel or a removal by handle: the oldest entry with the payload. */
