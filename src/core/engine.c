@@ -109,7 +109,7 @@ static inline int side_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycar
     return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
 }
 
-static __attribute__((noinline, cold)) int enqueue_failed(int rc)
+__attribute__((noinline, cold)) int vm_enqueue_failed(int rc)
 {
     return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
 }
@@ -146,7 +146,7 @@ static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int si
     int rc = append_entry(e, side, bits, care, cls, payload);
     vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
-        return enqueue_failed(rc);
+        return vm_enqueue_failed(rc);
     if (record)
         vm_prof_count(&e->prof,
                       (bits >> k->src_shift) & field_mask(e->cfg.ctx_bits + e->cfg.src_bits),
@@ -161,7 +161,7 @@ static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmat
     if (e->cfg.profile_record)
         return enqueue_recorded(e, side, bits, care, cls, payload);
     int rc = append_entry(e, side, bits, care, cls, payload);
-    return rc < 0 ? enqueue_failed(rc) : VMATCH_QUEUED;
+    return rc < 0 ? vm_enqueue_failed(rc) : VMATCH_QUEUED;
 }
 
 /* The search of a post or an arrival on the other side, then the append on a miss. */
@@ -192,19 +192,34 @@ static __attribute__((noinline)) int arrive_search(vmatch_engine_t *e, vmatch_bi
     return search_or_enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg, req_out);
 }
 
+/* A post or an arrival without the policy's exchange, out of line so that the callers keep
+ * no frame for the exchange's tail call. */
+static __attribute__((noinline)) int post_other(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                vmatch_bits_t care, uint32_t cls, void *req,
+                                                void **msg_out)
+{
+    if (!e->env.len[VM_UMQ])
+        return enqueue(e, VM_PRQ, bits, care, cls, req);
+    return post_search(e, bits, care, cls, req, msg_out);
+}
+
+static __attribute__((noinline)) int arrive_other(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                  uint32_t cls, void *msg, void **req_out)
+{
+    if (!e->env.len[VM_PRQ])
+        return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+    return arrive_search(e, bits, cls, msg, req_out);
+}
+
 int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                 void *req, void **msg_out)
 {
     if (!e || !req || !msg_out)
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
     e->searches++;
-    if (e->exchange) {
-        int rc = e->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
-        return rc < 0 ? enqueue_failed(rc) : rc;
-    }
-    if (!e->env.len[VM_UMQ])
-        return enqueue(e, VM_PRQ, bits, care, cls, req);
-    return post_search(e, bits, care, cls, req, msg_out);
+    if (e->exchange)
+        return e->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
+    return post_other(e, bits, care, cls, req, msg_out);
 }
 
 int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
@@ -213,14 +228,10 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
     if (!e || !msg || !req_out)
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
     e->searches++;
-    if (e->exchange) {
-        int rc = e->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0, msg,
-                             req_out);
-        return rc < 0 ? enqueue_failed(rc) : rc;
-    }
-    if (!e->env.len[VM_PRQ])
-        return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
-    return arrive_search(e, bits, cls, msg, req_out);
+    if (e->exchange)
+        return e->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0, msg,
+                           req_out);
+    return arrive_other(e, bits, cls, msg, req_out);
 }
 
 int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,

@@ -9,6 +9,10 @@
 /* Record a failure for vmatch_last_error and return code (printf-style message). */
 int vm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* vm_fail's "cannot queue" for an append that failed with rc (a policy's exchange says it
+ * with this).  Returns rc. */
+int vm_enqueue_failed(int rc);
+
 /* Parse spec into *cfg (defaults first).  VMATCH_OK, with *cfg to release with vm_spec_free,
  * or an error with vm_fail's message and nothing to release. */
 int vm_spec_parse(const char *spec, vm_config_t *cfg);

@@ -182,10 +182,10 @@ struct vm_policy {
      * When search holds entries (env->len), take the oldest that matches (keycare = care)
      * into *out, decrement env->len[search->side] and return VMATCH_MATCHED; otherwise
      * append the entry to queue with the sequence number env->seq++, increment
-     * env->len[queue->side] and return VMATCH_QUEUED; or return an error with both sides
-     * and the lengths as they were.  Compared entries count in env->inspected.  The engine
-     * uses it for every post and arrival while profile.record is off; it passes no class,
-     * so a policy that places entries by class leaves it NULL. */
+     * env->len[queue->side] and return VMATCH_QUEUED; or return vm_enqueue_failed's error
+     * (engine.h) with both sides and the lengths as they were.  Compared entries count in
+     * env->inspected.  The engine uses it for every post and arrival while profile.record is
+     * off; it passes no class, so a policy that places entries by class leaves it NULL. */
     int (*exchange)(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
                     void *payload, void **out);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */

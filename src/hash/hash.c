@@ -13,6 +13,7 @@
  * has not overflowed, with no wildcard receive queued, is the fast path: a hash, one cache
  * line, no call.  The design and the measurements behind the defaults are in docs/hash.md.
  */
+#include "engine.h"
 #include "hash_impl.h"
 
 static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
@@ -191,7 +192,7 @@ VM_HASH_COLD static int exchange_queue(vm_pq_t *qp, vmatch_bits_t bits, vmatch_b
     vm_env_t *env = qp->env;
     int rc = hash_append(qp, bits, care, 0, payload, env->seq++);
     if (rc < 0)
-        return rc;
+        return vm_enqueue_failed(rc);
     env->len[qp->side]++;
     return VMATCH_QUEUED;
 }
