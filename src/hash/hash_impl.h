@@ -98,10 +98,16 @@ static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
     return vm_hash_scale(vm_hash_mix(bits), nb);
 }
 
+/* Tables of up to this many buckets (32 KiB of lines) grow at half of hash.load: a small
+ * table costs little memory, and at one entry per bucket a tenth of the entries overflow
+ * into the region queues, whose calls cost several times a line's (docs/hash.md). */
+#define VM_HASH_SMALL 512
+
 /* The entries above which a growing table of nb buckets doubles. */
 static inline uint64_t vm_hash_grow_at(const vm_hash_t *h, uint32_t nb)
 {
-    return (uint64_t)nb * h->hc->load / 100;
+    uint64_t at = (uint64_t)nb * h->hc->load / 100;
+    return nb <= VM_HASH_SMALL ? at / 2 : at;
 }
 
 /* Overflow queues of a table of nb buckets. */
