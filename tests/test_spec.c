@@ -130,7 +130,7 @@ static void test_defaults(void)
         if (!e)
             continue;
         CHECK(layout_is(e, DEF_CTX, DEF_SRC, DEF_TAG));
-        CHECK(desc_is(e, "policy", "single"));
+        CHECK(desc_is(e, "policy", "hash")); /* the default: docs/hash.md, "The default" */
         /* The default storage may change as storages are added; it must be a real one. */
         CHECK(desc_get(e, "storage", v, sizeof v) && vm_storage_find(v) != NULL);
         /* nprocs not given: absent, or 0 if the resolved spec spells it out. */

@@ -191,7 +191,8 @@ static void values_profile(char *buf, size_t len)
 
 static const vm_key_t core_keys[] = {
     {"policy", VM_KEY_CUSTOM, CUSTOM(policy),
-     .help = "how the entries of each side are spread over queues (the first: one queue)"},
+     .help = "how the entries of each side are spread over queues (`hash`: exact entries in "
+             "hashed buckets, docs/hash.md; `single`: one queue)"},
     {"storage", VM_KEY_CUSTOM, CUSTOM(storage), .help = "what one queue is made of"},
     {"simd", VM_KEY_CUSTOM, CUSTOM(simd),
      .help = "the vector kernel of a storage that has them; `auto` takes the fastest this CPU "
