@@ -60,6 +60,12 @@ typedef struct vm_profile {
  * vmatch_last_error names the line).  On error *out is left empty. */
 int vm_profile_load(const char *path, vm_profile_t *out);
 void vm_profile_free(vm_profile_t *p);
+/* Read cfg->profile for a static policy (named in the messages) and check it against the
+ * spec: the same layout, the same nprocs when both give one, one of them giving it, every
+ * source below it.  VMATCH_OK with *out to free and the nprocs in effect in *nprocs, or an
+ * error (EINVAL, EIO, ENOMEM) with vm_fail's message and *out empty. */
+int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t *out,
+                        uint32_t *nprocs);
 
 typedef struct vm_class {
     uint32_t op, comm_size;

@@ -332,3 +332,38 @@ void vm_profile_free(vm_profile_t *p)
     free(p->entries);
     *p = (vm_profile_t){0};
 }
+
+int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t *out,
+                        uint32_t *nprocs)
+{
+    *out = (vm_profile_t){0};
+    if (!cfg->profile)
+        return vm_fail(VMATCH_EINVAL, "spec: policy=%s needs profile=PATH", policy);
+    vm_profile_t prof;
+    int rc = vm_profile_load(cfg->profile, &prof);
+    if (rc < 0)
+        return rc; /* vm_profile_load said why */
+    if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
+        prof.tag_bits != cfg->tag_bits)
+        rc = vm_fail(VMATCH_EINVAL,
+                     "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
+                     "%u/%u/%u",
+                     cfg->profile, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
+                     cfg->src_bits, cfg->tag_bits);
+    else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: nprocs %u differs from the spec's nprocs=%u",
+                     cfg->profile, prof.nprocs, cfg->nprocs);
+    else if (!cfg->nprocs && !prof.nprocs)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec",
+                     cfg->profile);
+    *nprocs = cfg->nprocs ? cfg->nprocs : prof.nprocs;
+    for (size_t i = 0; rc == VMATCH_OK && i < prof.n; i++)
+        if (prof.entries[i].src >= *nprocs)
+            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
+                         prof.entries[i].src, *nprocs);
+    if (rc < 0)
+        vm_profile_free(&prof);
+    else
+        *out = prof;
+    return rc;
+}

@@ -70,35 +70,12 @@ static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
 /* Read the profile and check it against the spec. */
 int vm_pnp_load_profile(vm_pnp_t *s)
 {
-    const vm_config_t *cfg = s->base.env->cfg;
-    if (!cfg->profile)
-        return vm_fail(VMATCH_EINVAL, "spec: policy=pnp-static needs profile=PATH");
     vm_profile_t prof;
-    int rc = vm_profile_load(cfg->profile, &prof);
+    int rc = vm_profile_load_for(s->base.env->cfg, "pnp-static", &prof, &s->nprocs);
     if (rc < 0)
-        return rc; /* vm_profile_load said why */
-    if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
-        prof.tag_bits != cfg->tag_bits)
-        rc = vm_fail(VMATCH_EINVAL,
-                     "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
-                     "%u/%u/%u",
-                     cfg->profile, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
-                     cfg->src_bits, cfg->tag_bits);
-    else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: nprocs %u differs from the spec's nprocs=%u",
-                     cfg->profile, prof.nprocs, cfg->nprocs);
-    else if (!cfg->nprocs && !prof.nprocs)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec",
-                     cfg->profile);
-    s->nprocs = cfg->nprocs ? cfg->nprocs : prof.nprocs;
-    for (size_t i = 0; rc == VMATCH_OK && i < prof.n; i++)
-        if (prof.entries[i].src >= s->nprocs)
-            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
-                         prof.entries[i].src, s->nprocs);
-    if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)vm_pnp_isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
-        rc = load_partners(s, &prof);
-    }
+        return rc;
+    s->limit = (uint32_t)vm_pnp_isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
+    rc = load_partners(s, &prof);
     vm_profile_free(&prof);
     return rc;
 }

@@ -1,0 +1,265 @@
+/* cluster.c -- policy=cluster: the sources of each side grouped by a profile's counts, a
+ * queue per group (thesis chapter 3).
+ *
+ * Made once, from profile=PATH: each side's sources are clustered (cluster.algo, algo.c) and
+ * the sources outside cluster 0 go into a map; every other source, named by the profile or
+ * not, is in cluster 0.  An entry goes to the queue of its source key's cluster, made on its
+ * first append (a cluster that never sees traffic costs a pointer).  A receive that does not
+ * name its context and source (ANY_SOURCE, or any care mask leaving a bit of that field out)
+ * goes to the wildcard queue, PRQ_ANY in the thesis.  Every entry carries the engine's
+ * sequence number: an arriving message takes the older of its cluster's first match and the
+ * wildcard queue's, and a search with ANY_SOURCE looks at every cluster and takes the
+ * oldest first match.  A side with one cluster is one queue, wildcards included, which the
+ * engine then matches on directly: the design is policy=single.
+ */
+#include "cluster.h"
+
+#include "engine.h"
+#include "module.h"
+
+#include <string.h>
+
+extern const vm_module_t vm_cluster_module;
+
+typedef struct vm_cluster {
+    vm_pq_t base;
+    const vm_cluster_config_t *cc;
+    unsigned key_shift;     /* the source key is (bits >> key_shift) & key_mask */
+    uint64_t key_mask;      /* context and source bits, shifted down */
+    vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
+    vm_cluster_map_t map;
+    vm_queue_t **q; /* per cluster, NULL until its first append */
+    uint32_t nq, made;
+    vm_queue_t *wild;
+} vm_cluster_t;
+
+static inline uint64_t src_key(const vm_cluster_t *s, vmatch_bits_t bits)
+{
+    return (bits >> s->key_shift) & s->key_mask;
+}
+
+/* ---- making the clusters ---- */
+
+/* Cluster this side's sources of prof and build the map and the queue array. */
+static int build(vm_cluster_t *s, const vm_profile_t *prof, uint32_t nprocs)
+{
+    vm_mem_t *mem = &s->base.env->mem;
+    const vm_config_t *cfg = s->base.env->cfg;
+    size_t n = prof->n, bytes = n * (2 * sizeof(uint64_t) + sizeof(uint32_t));
+    uint64_t *counts = vm_mem_alloc(mem, bytes ? bytes : 1);
+    if (!counts)
+        return VMATCH_ENOMEM;
+    uint64_t *keys = counts + n;
+    uint32_t *cl = (uint32_t *)(keys + n), nctx = 0, ncl = 1;
+    /* The keys with a count on this side (sorted by context: count the contexts). */
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vm_profile_entry_t *e = &prof->entries[i];
+        uint64_t c = s->base.side == VM_PRQ ? e->prq : e->umq;
+        if (!c)
+            continue;
+        if (!u || keys[u - 1] >> cfg->src_bits != e->ctx)
+            nctx++;
+        keys[u] = (uint64_t)e->ctx << cfg->src_bits | e->src;
+        counts[u++] = c;
+    }
+    uint64_t pop = (uint64_t)nprocs * nctx;
+    int rc = s->cc->algo == VM_CLUSTER_KMEANS
+                 ? vm_cluster_kmeans(mem, counts, u, pop, s->cc->k, cl, &ncl, NULL)
+                 : vm_cluster_heuristic(mem, counts, u, pop, cl, &ncl, NULL, NULL);
+    /* The map holds the keys outside cluster 0, packed to the front. */
+    size_t m = 0;
+    for (size_t i = 0; rc == VMATCH_OK && i < u; i++)
+        if (cl[i]) {
+            keys[m] = keys[i];
+            cl[m++] = cl[i];
+        }
+    if (rc == VMATCH_OK)
+        rc = vm_cluster_map_build(&s->map, mem, keys, cl, m);
+    if (rc == VMATCH_OK) {
+        s->q = vm_mem_calloc(mem, ncl * sizeof *s->q);
+        s->nq = s->q ? ncl : 0;
+        rc = s->q ? VMATCH_OK : VMATCH_ENOMEM;
+    }
+    vm_mem_free(mem, counts, bytes ? bytes : 1);
+    return rc;
+}
+
+static void cluster_destroy(vm_pq_t *p)
+{
+    vm_cluster_t *s = (vm_cluster_t *)p;
+    vm_mem_t *mem = &p->env->mem;
+    for (uint32_t i = 0; i < s->nq; i++)
+        if (s->q[i])
+            s->q[i]->ops->destroy(s->q[i]);
+    if (s->wild)
+        s->wild->ops->destroy(s->wild);
+    if (s->q)
+        vm_mem_free(mem, s->q, s->nq * sizeof *s->q);
+    vm_cluster_map_free(&s->map, mem);
+    vm_mem_free(mem, s, sizeof *s);
+}
+
+static int cluster_create(vm_env_t *env, int side, vm_pq_t **out)
+{
+    const vm_config_t *cfg = env->cfg;
+    vm_profile_t prof;
+    uint32_t nprocs;
+    int rc = vm_profile_load_for(cfg, "cluster", &prof, &nprocs);
+    if (rc < 0)
+        return rc;
+    vm_cluster_t *s = vm_mem_calloc(&env->mem, sizeof *s);
+    if (!s) {
+        vm_profile_free(&prof);
+        return VMATCH_ENOMEM;
+    }
+    unsigned key_bits = cfg->src_bits + cfg->ctx_bits;
+    s->base = (vm_pq_t){.ops = &vm_cluster_policy, .env = env, .side = side};
+    s->cc = vm_module_cfg(cfg, &vm_cluster_module);
+    s->key_shift = cfg->tag_bits;
+    s->key_mask = key_bits >= 64 ? ~0ull : (1ull << key_bits) - 1;
+    s->key_care = s->key_mask << s->key_shift;
+    rc = build(s, &prof, nprocs);
+    vm_profile_free(&prof);
+    /* One cluster: one queue for everything, which the engine uses directly. */
+    if (rc == VMATCH_OK && s->nq == 1) {
+        rc = cfg->storage->create(env, side, &s->q[0]);
+        s->made = rc == VMATCH_OK;
+        s->base.sole = s->q[0];
+        s->base.sole_until = UINT64_MAX;
+    }
+    if (rc < 0) {
+        cluster_destroy(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return VMATCH_OK;
+}
+
+/* ---- the policy ---- */
+
+static int cluster_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                          void *payload, uint64_t seq)
+{
+    (void)cls;
+    vm_cluster_t *s = (vm_cluster_t *)p;
+    vm_queue_t **q = &s->q[0];
+    if (s->nq == 1)
+        return (*q)->ops->append(*q, bits, care, payload, seq);
+    if ((care & s->key_care) != s->key_care)
+        q = &s->wild;
+    else
+        q = &s->q[vm_cluster_map_find(&s->map, src_key(s, bits))];
+    int made = !*q;
+    int rc = vm_queue_append_new(p->env, p->side, q, bits, care, payload, seq);
+    if (rc == VMATCH_OK && made && q != &s->wild)
+        s->made++;
+    return rc;
+}
+
+/* The better of the best so far (*bq, *best) and queue q's first match. */
+static void consider(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_queue_t **bq,
+                     vm_hit_t *best, uint64_t *inspected)
+{
+    vm_hit_t h;
+    if (!q || !q->len || !q->ops->find(q, key, keycare, &h, inspected))
+        return;
+    if (!*bq || h.seq < best->seq) {
+        *bq = q;
+        *best = h;
+    }
+}
+
+static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                         int remove, void **payload, uint64_t *inspected)
+{
+    (void)cls;
+    vm_cluster_t *s = (vm_cluster_t *)p;
+    vm_queue_t *bq = NULL;
+    vm_hit_t best;
+    if (s->nq == 1)
+        return vm_queue_match(s->q[0], key, keycare, remove, payload, inspected);
+    if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
+        /* Every match of this source key is in its cluster's queue or the wildcard queue
+         * (only the PRQ has one). */
+        vm_queue_t *q = s->q[vm_cluster_map_find(&s->map, src_key(s, key))];
+        if (!s->wild || !s->wild->len) /* find and remove in one walk */
+            return q ? vm_queue_match(q, key, keycare, remove, payload, inspected) : 0;
+        consider(q, key, keycare, &bq, &best, inspected);
+        consider(s->wild, key, keycare, &bq, &best, inspected);
+    } else { /* a wildcard search of the UMQ: every cluster, the oldest first match */
+        for (uint32_t i = 0; i < s->nq; i++)
+            consider(s->q[i], key, keycare, &bq, &best, inspected);
+    }
+    if (!bq)
+        return 0;
+    if (remove)
+        bq->ops->remove(bq, &best);
+    *payload = best.payload;
+    return 1;
+}
+
+/* q when it holds payload (with *hit), else NULL. */
+static vm_queue_t *holding(vm_queue_t *q, const void *payload, vm_hit_t *hit,
+                           uint64_t *inspected)
+{
+    return q && q->len && q->ops->find_payload(q, payload, hit, inspected) ? q : NULL;
+}
+
+static int cluster_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    vm_cluster_t *s = (vm_cluster_t *)p;
+    vm_hit_t hit;
+    vm_queue_t *q = holding(s->wild, payload, &hit, inspected);
+    for (uint32_t i = 0; !q && i < s->nq; i++)
+        q = holding(s->q[i], payload, &hit, inspected);
+    if (!q)
+        return 0;
+    q->ops->remove(q, &hit);
+    return 1;
+}
+
+static void cluster_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+{
+    const vm_cluster_t *s = (const vm_cluster_t *)p;
+    acc->queues += s->made + (s->wild != NULL);
+}
+
+const vm_policy_t vm_cluster_policy = {
+    .name = "cluster",
+    .create = cluster_create,
+    .destroy = cluster_destroy,
+    .append = cluster_append,
+    .match = cluster_match,
+    .remove_payload = cluster_remove_payload,
+    .stats = cluster_stats,
+};
+
+/* ---- keys ---- */
+
+const char *const vm_cluster_algo_words[] = {"heuristic", "kmeans", NULL};
+
+/* The heuristic by default: the thesis found it better than K-means on every application,
+ * and it needs no K.  K = 16 is where the thesis's K-means stopped gaining (Figure 3.7). */
+static const vm_cluster_config_t cluster_default = {.algo = VM_CLUSTER_HEURISTIC, .k = 16};
+
+#define FIELD(f) offsetof(vm_cluster_config_t, f)
+
+static const vm_key_t cluster_keys[] = {
+    {"cluster.algo", VM_KEY_WORD, FIELD(algo), .words = vm_cluster_algo_words,
+     .help = "`cluster`: how sources are grouped by their profiled counts (thesis Algorithm "
+             "3.1, or K-means)"},
+    {"cluster.k", VM_KEY_UINT, FIELD(k), 1, VM_CLUSTER_MAX_K,
+     .help = "`cluster` with `kmeans`: clusters per side (fewer when fewer counts differ)"},
+};
+
+static const vm_policy_t *const cluster_policies[] = {&vm_cluster_policy, NULL};
+
+const vm_module_t vm_cluster_module = {
+    .prefix = "cluster",
+    .keys = cluster_keys,
+    .nkeys = sizeof cluster_keys / sizeof cluster_keys[0],
+    .cfg_size = sizeof(vm_cluster_config_t),
+    .cfg_default = &cluster_default,
+    .policies = cluster_policies,
+};
