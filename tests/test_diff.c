@@ -85,7 +85,10 @@ static const struct {
  * met too.  pnp-static reads a profile the test records first (write_profile).  hash runs
  * with its growing table (one entry per bucket, three, so that overflow queues fill, and a
  * half) and with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding
- * keys. */
+ * keys.  cluster runs with both algorithms and K from 1 (one queue: policy=single) to 128 (more
+ * than the distinct counts), on a profile of the test's own traffic (write_profile) and, for
+ * the alternatives marked '@', on one of unrelated traffic (write_unrelated): its answers must
+ * be right when the profile is wrong. */
 #define DIFF_NPROCS 256
 static const struct {
     const char *policy;
@@ -103,6 +106,12 @@ static const struct {
      {1, 4, 16}},
     {"hash",
      {"|hash.buckets=1", "hash.buckets=2|hash.load=300", "hash.buckets=7|hash.load=50"},
+     {0, 0, 0}},
+    {"cluster",
+     {"nprocs=256|nprocs=256 cluster.algo=kmeans cluster.k=4|@nprocs=256",
+      "nprocs=256 cluster.algo=kmeans cluster.k=2|@nprocs=256 cluster.algo=kmeans cluster.k=64",
+      "nprocs=256 cluster.algo=kmeans cluster.k=128|nprocs=256 cluster.algo=kmeans "
+      "cluster.k=1|@nprocs=256 cluster.algo=heuristic"},
      {0, 0, 0}},
 };
 #define NPOLICY_EXTRA (sizeof policy_extra / sizeof *policy_extra)
@@ -616,6 +625,40 @@ static int write_profile(const char *spec, const char *path)
     return rc == VMATCH_OK;
 }
 
+/** Write a profile that has nothing to do with the test's traffic, with the layout of spec:
+ * the contexts 1 and 3 (3 is one the traffic never uses), every third rank up to 255 (ranks
+ * from 200 never send), counts rising with the rank on the PRQ and falling on the UMQ, so
+ * the test's hot sources share clusters with idle ones.  Returns 1. */
+static int write_unrelated(const char *spec, const char *path)
+{
+    static char obj[1];
+    char rec[320];
+    vmatch_engine_t *e;
+    snprintf(rec, sizeof rec, "profile.record=on nprocs=%d %s", DIFF_NPROCS, spec);
+    int rc = vmatch_create(rec, &e);
+    if (rc != VMATCH_OK) {
+        fprintf(stderr, "test_diff: vmatch_create(\"%s\") = %d: %s\n", rec, rc,
+                vmatch_last_error());
+        return 0;
+    }
+    for (uint32_t ctx = 1; ctx <= 3; ctx += 2)
+        for (int32_t src = 0; src < DIFF_NPROCS; src += 3) {
+            void *out;
+            vmatch_bits_t bits, care;
+            for (int i = 0; i < 1 + src / 16; i++) {
+                vmatch_mpi_recv(e, ctx, src, 1, &bits, &care);
+                CHECK_EQ(vmatch_post(e, bits, care, 0, obj, &out), VMATCH_QUEUED);
+            }
+            for (int i = 0; i < 1 + (DIFF_NPROCS - 1 - src) / 8; i++)
+                CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, ctx, src, 2), 0, obj, &out),
+                         VMATCH_QUEUED);
+        }
+    rc = vmatch_profile_save(e, path);
+    vmatch_destroy(e);
+    CHECK_EQ(rc, VMATCH_OK);
+    return rc == VMATCH_OK;
+}
+
 /** Run one pair in variant v, with the policy's keys alt (one alternative of the variant's,
  * printed when named), for nops operations from seed, with kernel simd (NULL for a storage
  * without kernels), adding the allocation failures it saw to *enomem.  Returns 1 when the
@@ -632,15 +675,17 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     uint64_t i;
 
     memset(&r, 0, sizeof r);
+    int unrelated = alt[0] == '@'; /* the profile of unrelated traffic */
+    alt += unrelated;
     snprintf(pair, sizeof pair, "%s/%s", policy, storage);
     for (unsigned p = 0; p < NPOLICY_EXTRA; p++)
         if (strcmp(policy, policy_extra[p].policy) == 0) {
             snprintf(pextra, sizeof pextra, "%s%s", *alt ? " " : "", alt);
             r.partner_bound = 2 * (uint64_t)policy_extra[p].cap[v] * 16; /* c sqrt(256) */
         }
-    if (strcmp(policy, "pnp-static") == 0) { /* the same file for every run of a variant */
-        snprintf(profile, sizeof profile, "test_diff-v%u.profile", v);
-        if (!write_profile(extra, profile))
+    if (strcmp(policy, "pnp-static") == 0 || strcmp(policy, "cluster") == 0) {
+        snprintf(profile, sizeof profile, "test_diff-v%u%s.profile", v, unrelated ? "u" : "");
+        if (!(unrelated ? write_unrelated(extra, profile) : write_profile(extra, profile)))
             return 0;
         snprintf(pextra + strlen(pextra), sizeof pextra - strlen(pextra), " profile=%s",
                  profile);
@@ -650,8 +695,9 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     if (simd) /* the kernel's keys go last, so the text before is the same as without */
         snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s simd=%s",
                  *variants[v].llv_extra ? " " : "", variants[v].llv_extra, simd);
-    snprintf(label, sizeof label, "%s%s%s%s%s", pair, simd ? "/" : "", simd ? simd : "",
-             named && *alt ? " " : "", named ? alt : "");
+    snprintf(label, sizeof label, "%s%s%s%s%s%s", pair, simd ? "/" : "", simd ? simd : "",
+             named && *alt ? " " : "", named ? alt : "",
+             unrelated ? " (unrelated profile)" : "");
     r.pair = pair;
     r.simd = simd;
     r.spec = spec;
