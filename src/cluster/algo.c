@@ -54,23 +54,26 @@ int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64
     item_t *it;
     if (sorted_items(mem, counts, n, &it) < 0)
         return VMATCH_ENOMEM;
-    /* The zeros come first and add nothing, so they stay in cluster 0 (the default). */
+    /* The zeros come first and add nothing, so they stay in cluster 0 (the default).  A key
+     * that would take the total past E + SD opens the next cluster, alone when it passes on
+     * its own; a total of exactly E + SD stays.  (The thesis's pseudo-code closes a cluster
+     * after the key that passes, which leaves that key, the hottest of its cluster, with the
+     * cold ones; its text says a cluster never exceeds E + SD, and that is what is done.) */
     uint32_t k = 0;
     uint64_t total = 0, members = pop - n;
     for (size_t i = 0; i < n; i++) {
-        out[it[i].idx] = k;
-        members++;
-        total += it[i].count;
-        /* total > E + SD, strictly (a total of exactly E + SD stays open), without a square
-         * root: the library needs no libm. */
-        double over = (double)total - mean;
-        if (over > 0 && over * over > var) {
+        /* total + count > E + SD, without a square root (the library needs no libm). */
+        double over = (double)(total + it[i].count) - mean;
+        if (members && over > 0 && over * over > var) {
             k++;
             total = members = 0;
         }
+        out[it[i].idx] = k;
+        members++;
+        total += it[i].count;
     }
     vm_mem_free(mem, it, (n ? n : 1) * sizeof *it);
-    *nclusters = members || k == 0 ? k + 1 : k;
+    *nclusters = k + 1;
     if (mean_out)
         *mean_out = mean;
     if (var_out)

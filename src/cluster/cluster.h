@@ -37,11 +37,11 @@ extern const char *const vm_cluster_algo_words[];
 /* Algorithm 3.1.  counts[0..n) are the non-zero counts of n keys in a population of pop >= n
  * keys (the other pop - n count zero).  E and SD are the mean and the population standard
  * deviation over all pop keys.  Keys are taken in ascending count (ties: lower index first,
- * zeros before all), each added to the current cluster; once the cluster's total exceeds
- * E + SD (strictly) the next key opens a new cluster.  Writes each key's cluster to out[i]
- * and the number of clusters to *nclusters; *mean and *var (either may be NULL) get E and SD^2.
- * The zeros are in cluster 0.  VMATCH_OK, or VMATCH_ENOMEM (for the sort) with nothing written.
- */
+ * zeros before all) into the current cluster; a key that would take the cluster's total past
+ * E + SD (strictly) opens a new cluster instead, so no cluster holds more than E + SD unless
+ * one key does alone.  Writes each key's cluster to out[i] and the number of clusters to
+ * *nclusters; *mean and *var (either may be NULL) get E and SD^2.  The zeros are in cluster
+ * 0.  VMATCH_OK, or VMATCH_ENOMEM (for the sort) with nothing written. */
 int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
                          uint32_t *out, uint32_t *nclusters, double *mean, double *var);
 
