@@ -435,6 +435,21 @@ std::vector<Target> pnp_targets(const PnpSection &s)
     return t;
 }
 
+std::vector<Workload> pnp_sparse_workloads()
+{
+    return std::vector<Workload>(kPnpSparse,
+                                 kPnpSparse + sizeof kPnpSparse / sizeof *kPnpSparse);
+}
+
+std::vector<Workload> pnp_memory_workloads(const Options &o)
+{
+    std::vector<Workload> w(kPnpMemory, kPnpMemory + sizeof kPnpMemory / sizeof *kPnpMemory);
+    if (o.full)
+        w.insert(w.end(), kPnpFullMemory,
+                 kPnpFullMemory + sizeof kPnpFullMemory / sizeof *kPnpFullMemory);
+    return w;
+}
+
 void list_pnp_workloads(FILE *f, const Options &o)
 {
     fprintf(f, "pnp section (engines: vmatch_report --help):\n");

@@ -58,6 +58,24 @@ std::vector<Target> pnp_targets(const PnpSection &s);
 
 // The section's workloads, for --list.
 void list_pnp_workloads(FILE *f, const Options &o);
+// The rows of part (b) and of part (c) (with --full's), which the cluster section runs too.
+std::vector<Workload> pnp_sparse_workloads();
+std::vector<Workload> pnp_memory_workloads(const Options &o);
+
+// ---- the cluster section (issue 13), report_cluster.cc ----
+
+struct ClusterSection {
+    std::unique_ptr<Report> gather, sparse, memory;
+    std::vector<std::string> notes;
+};
+
+// Runs the three parts, a line on stdout as each starts.
+ClusterSection run_cluster_section(const Options &o);
+// The section's tables (legend: with their explanations).
+void print_cluster_section(FILE *f, const ClusterSection &s, bool legend);
+// Its targets ("cluster: ..." lines).
+std::vector<Target> cluster_targets(const ClusterSection &s);
+void list_cluster_workloads(FILE *f, const Options &o);
 
 // ---- issue 11 ----
 

@@ -74,6 +74,8 @@ static void usage(FILE *f)
         "                sections)\n"
         "  --no-pnp      leave out the pnp section; --pnp-only: run only the pnp section\n"
         "  --no-tagperf  leave out the tag-perf section; --tagperf-only: run only it\n"
+        "  --no-cluster  leave out the cluster section (issue 13, policy=cluster);\n"
+        "                --cluster-only: run only it\n"
         "  --log FILE    the progress of every workload and the tables with their legends go\n"
         "                to FILE; the terminal gets a line per section and the bare tables\n"
         "  --summary FILE  append the target lines (met / missed) to FILE instead of printing\n"
@@ -137,11 +139,19 @@ static bool parse_args(int argc, char **argv, Options &o, bool &help)
         } else if (a == "--pnp-only") {
             o.main_suite = false;
             o.tagperf = false;
+            o.cluster = false;
         } else if (a == "--no-tagperf") {
             o.tagperf = false;
         } else if (a == "--tagperf-only") {
             o.main_suite = false;
             o.pnp = false;
+            o.cluster = false;
+        } else if (a == "--no-cluster") {
+            o.cluster = false;
+        } else if (a == "--cluster-only") {
+            o.main_suite = false;
+            o.pnp = false;
+            o.tagperf = false;
         } else if (a == "--min-ms" && more) {
             o.min_ms = atof(argv[++i]);
         } else if (a == "--budget" && more) {
@@ -235,6 +245,8 @@ int main(int argc, char **argv)
             printf("  %-30s %s\n", j.name.c_str(), j.spec.c_str());
         if (o.pnp)
             list_pnp_workloads(stdout, o);
+        if (o.cluster)
+            list_cluster_workloads(stdout, o);
         if (o.tagperf)
             printf("tag-perf section: n = 1, 2, 4, ... 8192 distinct tags, expected and "
                    "unexpected (vmatch_report --help)\n");
@@ -292,12 +304,26 @@ int main(int argc, char **argv)
             print_tagperf(stdout, tp, false);
         fprintf(o.log, "tag-perf section time: %.0f s (%.0f s of CPU)\n", tp.wall_s, tp.cpu_s);
     }
+    ClusterSection cl;
+    if (o.cluster) {
+        uint64_t c0 = vm_wl_now_ns(), u0 = vm_wl_cpu_ns();
+        cl = run_cluster_section(o);
+        print_cluster_section(o.log, cl, true);
+        if (brief)
+            print_cluster_section(stdout, cl, false);
+        fprintf(o.log, "cluster section time: %.0f s (%.0f s of CPU)\n",
+                (double)(vm_wl_now_ns() - c0) / 1e9, (double)(vm_wl_cpu_ns() - u0) / 1e9);
+    }
     std::vector<Target> lean =
         lean_targets(o.main_suite ? &rep : nullptr, o.pnp ? &pnp : nullptr);
     targets.insert(targets.end(), lean.begin(), lean.end());
     std::vector<Target> hash = hash_targets(o.main_suite ? &rep : nullptr,
                                             o.pnp ? &pnp : nullptr, tp.ran ? &tp : nullptr);
     targets.insert(targets.end(), hash.begin(), hash.end());
+    if (o.cluster) {
+        std::vector<Target> ct = cluster_targets(cl);
+        targets.insert(targets.end(), ct.begin(), ct.end());
+    }
     fflush(stdout);
     FILE *tf = nullptr;
     if (!o.out.empty()) {
@@ -320,6 +346,8 @@ int main(int argc, char **argv)
                 print_pnp_section(tf, pnp, true);
             if (tp.ran)
                 print_tagperf(tf, tp, true);
+            if (o.cluster)
+                print_cluster_section(tf, cl, true);
         }
         if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes, parts, &tp) ||
             (plot && !write_plot(o.out, rep, m))) {
@@ -342,6 +370,9 @@ int main(int argc, char **argv)
     std::vector<const Report *> all = {&rep};
     for (const JsonPart &p : parts)
         all.push_back(p.rep);
+    if (o.cluster)
+        for (const Report *r : {cl.gather.get(), cl.sparse.get(), cl.memory.get()})
+            all.push_back(r);
     for (const Report *r : all) {
         failed |= r->failed();
         for (const Row &row : r->rows())

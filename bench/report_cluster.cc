@@ -1,0 +1,363 @@
+// report_cluster.cc -- the cluster section of the report (issue 13): policy=cluster, the
+// sources grouped by a profile's counts with a queue per group (thesis chapter 3).
+//
+// Every cluster engine reads a profile recorded from the same workload just before (an
+// untimed replay with profile.record=on: profile one replay, measure the next), as
+// pnp-static does in the pnp section.  Three parts, run like the workload report (reference
+// check, untimed pass, interleaved timed repetitions, ratios within each repetition):
+//   gather  the hot-spot gather P = 2048, m = 10, iters=5, receives in rr and random order:
+//           the heuristic (Algorithm 3.1) and K-means with K = 2, 4, 16, 64, 128 over llv,
+//           the heuristic over ll, against single+llv, ob1's per-peer lists, pnp-static
+//           (c = 46, every peer a partner) and hash;
+//   sparse  the pnp section's neighbour and short-queue rows: cluster / single over the same
+//           storage (ll, lla, llv);
+//   memory  the pnp section's memory rows (every peer with 4 receives pending, N = 1024 and
+//           4096): bytes and queues at the peak against ob1.
+// Targets: gather cluster heuristic+llv / single+llv <= 0.5 and / ob1 <= 1.5 (an aim);
+// sparse and short rows cluster / single <= 1.05; memory at N = 4096 cluster / ob1 <= 1.0.
+
+#include "report_sections.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace vmr
+{
+
+namespace
+{
+
+struct ClusterSpec {
+    const char *label, *spec; // spec nullptr: the baseline of that name
+    bool profiled;
+};
+
+const char *const kClusterLabel = "cluster+llv"; // the heuristic over llv, judged
+
+const ClusterSpec kGatherSpecs[] = {
+    {"ob1", nullptr, false},
+    {"single+llv", "policy=single storage=llv", false},
+    {kHashLabel, kHashSpec, false},
+    {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true},
+    {kClusterLabel, "policy=cluster storage=llv", true},
+    {"cluster+ll", "policy=cluster storage=ll", true},
+    {"kmeans K=2", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=2", true},
+    {"kmeans K=4", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=4", true},
+    {"kmeans K=16", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=16", true},
+    {"kmeans K=64", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=64", true},
+    {"kmeans K=128", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=128", true},
+};
+
+const Workload kGathers[] = {
+    {"gather P=2048 m=10 rr x5", "gather P=2048 m=10 order=rr iters=5"},
+    {"gather P=2048 m=10 random x5", "gather P=2048 m=10 order=random iters=5"},
+};
+
+const char *const kStorages[] = {"ll", "lla", "llv"};
+
+const ClusterSpec kMemorySpecs[] = {
+    {"ob1", nullptr, false},
+    {"single+llv", "policy=single storage=llv", false},
+    {kHashLabel, kHashSpec, false},
+    {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true},
+    {kClusterLabel, "policy=cluster storage=llv", true},
+    {"cluster+ll", "policy=cluster storage=ll", true},
+    {"kmeans K=16", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=16", true},
+};
+
+const double kGatherTarget = 0.5, kOb1Aim = 1.5, kSparseTarget = 1.05, kMemoryTarget = 1.0;
+
+// The engines of a part: baselines by name, checked vmatch specs; profiled ones are checked
+// when their profile exists (an error shows in their cells).
+std::vector<Engine> engines(const ClusterSpec *specs, size_t n, std::vector<std::string> &notes)
+{
+    std::vector<Engine> out;
+    for (size_t i = 0; i < n; i++) {
+        Engine en;
+        en.label = specs[i].label;
+        if (!specs[i].spec) {
+            for (const vmb::BaselineInfo &b : vmb::baselines())
+                if (en.label == b.name) {
+                    en.base = &b;
+                    en.resolved = b.models;
+                }
+            if (en.base)
+                out.push_back(en);
+            continue;
+        }
+        en.spec = specs[i].spec;
+        en.profiled = specs[i].profiled;
+        std::string why;
+        if (en.profiled) {
+            en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
+                          kRecorderSpec + ")";
+        } else if (!check_spec(en.spec, en.resolved, why)) {
+            notes.push_back(fmt("cluster section: %s (\"%s\") left out: %s", specs[i].label,
+                                specs[i].spec, why.c_str()));
+            continue;
+        }
+        out.push_back(en);
+    }
+    return out;
+}
+
+void run_part(Report &rep, const std::vector<Workload> &list, const Options &o)
+{
+    std::vector<Workload> keep;
+    for (const Workload &x : list)
+        if (o.only.empty() || strstr(x.name, o.only.c_str()))
+            keep.push_back(x);
+    for (size_t i = 0; i < keep.size(); i++)
+        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
+}
+
+// a / b of the times within each repetition as "0.42±3%", or why there is none.
+std::string time_ratio(const Row &row, size_t a, size_t b, double *med = nullptr)
+{
+    if (a >= row.cells.size() || b >= row.cells.size())
+        return "-";
+    std::string bad = cell_problem(row.cells[a]);
+    if (bad.empty())
+        bad = cell_problem(row.cells[b]);
+    double m, sp;
+    if (!bad.empty() || !rep_speedup(row.cells[a], row.cells[b], m, sp))
+        return bad.empty() ? "-" : bad;
+    if (med)
+        *med = m;
+    return fmt("%.3f±%.0f%%", m, sp);
+}
+
+void print_gather(FILE *f, const Report &rep, bool legend)
+{
+    const std::vector<Engine> &en = rep.engines();
+    size_t sl = find_engine(rep, "single+llv"), ob1 = find_engine(rep, "ob1");
+    if (legend)
+        fprintf(
+            f,
+            "\ncluster (a): hot-spot gather, 2047 peers x m = 10 messages to rank 0, "
+            "iters=5.  Each cluster\nengine reads a profile recorded from the same "
+            "workload.  ns/op: median CPU ns per operation,\n%d repetitions, a new "
+            "instance each; / single+llv, / ob1: the engine's time over theirs\nwithin each "
+            "repetition, median ±half the interquartile range (below 1: faster);\n"
+            "inspected: entries compared per search; queues: vmatch_stats after one replay; "
+            "KiB: bytes\nat the peak.  cluster+llv: cluster.algo=heuristic (Algorithm 3.1); "
+            "kmeans K: cluster.algo=kmeans\ncluster.k=K, over llv; static+llv c=46: "
+            "pnp-static with every peer a partner.\n",
+            rep.options().reps);
+    else
+        fprintf(f, "\ncluster (a): hot-spot gather; engine time / single+llv and / ob1, median "
+                   "±half IQR\n");
+    for (const Row &row : rep.rows()) {
+        fprintf(f, "\n%s: %zu ops, %llu entries at the peak\n", row.name.c_str(), row.ops,
+                (unsigned long long)row.ref.max_pending);
+        fprintf(f, "  %-17s %8s %13s %13s %9s %6s %7s\n", "engine", "ns/op", "/ single+llv",
+                "/ ob1", "inspected", "queues", "KiB");
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = row.cells[i];
+            std::string bad = cell_problem(c);
+            if (!bad.empty()) {
+                fprintf(f, "  %-17s %8s  %s\n", en[i].label.c_str(), bad.c_str(),
+                        c.error.c_str());
+                continue;
+            }
+            std::string q = c.has_end ? fmt("%llu", (unsigned long long)c.end.queues)
+                                      : fmt("%llu", (unsigned long long)c.m.queues_peak);
+            fprintf(f, "  %-17s %8.1f %s %s %9.1f %6s %7.0f\n", en[i].label.c_str(),
+                    median_ns(c), pad(i == sl ? "1" : time_ratio(row, i, sl), 13).c_str(),
+                    pad(i == ob1 ? "1" : time_ratio(row, i, ob1), 13).c_str(),
+                    c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN,
+                    q.c_str(), (double)c.m.bytes_peak / 1024);
+        }
+    }
+}
+
+void print_sparse(FILE *f, const Report &rep, bool legend)
+{
+    if (legend)
+        fprintf(
+            f,
+            "\ncluster (b): the pnp section's sparse neighbour and short-queue rows: "
+            "cluster (heuristic,\nprofiled from the same workload) against single over the "
+            "same storage.  single: its median ns\nper operation; cluster/single: their "
+            "times within each of %d repetitions, median ±half the\ninterquartile range "
+            "(target: at most %.2f); queues: cluster+llv's vmatch_stats after one replay.\n\n",
+            rep.options().reps, kSparseTarget);
+    else
+        fprintf(f, "\ncluster (b): cluster / single over the same storage, median ±half IQR\n");
+    fprintf(f, "  %-27s %6s %6s", "workload", "max q", "queues");
+    for (const char *st : kStorages)
+        fprintf(f, " %9s %13s", fmt("%s ns", st).c_str(), "cluster/single");
+    fprintf(f, "\n");
+    for (const Row &row : rep.rows()) {
+        size_t cl = find_engine(rep, "cluster+llv");
+        std::string q = cl < row.cells.size() && row.cells[cl].has_end
+                            ? fmt("%llu", (unsigned long long)row.cells[cl].end.queues)
+                            : "-";
+        fprintf(f, "  %-27s %6llu %6s", row.name.c_str(),
+                (unsigned long long)row.ref.max_pending, q.c_str());
+        for (const char *st : kStorages) {
+            size_t a = find_engine(rep, std::string("single+") + st);
+            size_t b = find_engine(rep, std::string("cluster+") + st);
+            double sn = a < row.cells.size() ? median_ns(row.cells[a]) : NAN;
+            fprintf(f, " %9.1f %14s", sn, pad(time_ratio(row, b, a), 14).c_str());
+        }
+        fprintf(f, "\n");
+    }
+}
+
+void print_memory(FILE *f, const Report &rep, bool legend)
+{
+    const std::vector<Engine> &en = rep.engines();
+    if (legend)
+        fprintf(f, "\ncluster (c): memory at the peak of a gather whose every peer has m = 4 "
+                   "receives pending\n(the pnp section's rows).  bytes: vmatch_stats bytes "
+                   "(the baselines' bytes()) at the peak;\nx ob1: bytes / ob1's; queues: "
+                   "vmatch_stats queues.\n\n");
+    else
+        fprintf(f, "\ncluster (c): memory at the peak, every peer with 4 receives pending\n");
+    fprintf(f, "  %-15s %-17s %8s %11s %7s %8s %7s\n", "workload", "engine", "entries", "bytes",
+            "x ob1", "B/entry", "queues");
+    size_t ob1 = find_engine(rep, "ob1");
+    for (const Row &row : rep.rows()) {
+        double ob1_bytes =
+            ob1 < en.size() && row.cells[ob1].ok ? (double)row.cells[ob1].m.bytes_peak : NAN;
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = row.cells[i];
+            std::string bad = cell_problem(c);
+            if (!bad.empty()) {
+                fprintf(f, "  %-15s %-17s %s %s\n", row.name.c_str(), en[i].label.c_str(),
+                        bad.c_str(), c.error.c_str());
+                continue;
+            }
+            fprintf(f, "  %-15s %-17s %8llu %11llu %7.2f %8.1f %7llu\n", row.name.c_str(),
+                    en[i].label.c_str(), (unsigned long long)c.m.max_pending,
+                    (unsigned long long)c.m.bytes_peak, (double)c.m.bytes_peak / ob1_bytes,
+                    bytes_per_entry(c), (unsigned long long)c.m.queues_peak);
+        }
+    }
+}
+
+} // namespace
+
+ClusterSection run_cluster_section(const Options &o)
+{
+    ClusterSection s;
+    Options og = o, os = o, om = o;
+    int base = o.reps_given ? o.reps : o.full ? 9 : 5;
+    og.reps = o.reps_given ? o.reps : 7;
+    og.fresh = true;
+    os.reps = 3 * base; // judged against 1.05: more repetitions, as the pnp section's
+    om.reps = 0;        // memory: the untimed pass alone
+    section_line(o, fmt("== cluster section: hot-spot gather (%d repetitions)", og.reps));
+    s.gather.reset(new Report(
+        og, engines(kGatherSpecs, sizeof kGatherSpecs / sizeof *kGatherSpecs, s.notes)));
+    run_part(*s.gather, std::vector<Workload>(kGathers, kGathers + 2), o);
+
+    section_line(o, fmt("== cluster section: sparse neighbours and short queues (%d "
+                        "repetitions)",
+                        os.reps));
+    std::vector<std::string> names; // keeps the strings ClusterSpec points into
+    for (const char *st : kStorages) {
+        names.push_back(std::string("single+") + st);
+        names.push_back(std::string("policy=single storage=") + st);
+        names.push_back(std::string("cluster+") + st);
+        names.push_back(std::string("policy=cluster storage=") + st);
+    }
+    std::vector<ClusterSpec> sp;
+    for (size_t i = 0; i < names.size(); i += 2)
+        sp.push_back({names[i].c_str(), names[i + 1].c_str(), i % 4 == 2});
+    s.sparse.reset(new Report(os, engines(sp.data(), sp.size(), s.notes)));
+    run_part(*s.sparse, pnp_sparse_workloads(), o);
+
+    section_line(o, "== cluster section: memory at the peak");
+    s.memory.reset(new Report(
+        om, engines(kMemorySpecs, sizeof kMemorySpecs / sizeof *kMemorySpecs, s.notes)));
+    run_part(*s.memory, pnp_memory_workloads(o), o);
+    return s;
+}
+
+void print_cluster_section(FILE *f, const ClusterSection &s, bool legend)
+{
+    if (legend)
+        fprintf(f, "\n== cluster: a queue per cluster of sources (issue 13)\n");
+    print_gather(f, *s.gather, legend);
+    print_sparse(f, *s.sparse, legend);
+    print_memory(f, *s.memory, legend);
+    for (const std::string &n : s.notes)
+        fprintf(f, "note: %s\n", n.c_str());
+}
+
+std::vector<Target> cluster_targets(const ClusterSection &s)
+{
+    std::vector<Target> out;
+    const Report &g = *s.gather;
+    size_t c = find_engine(g, kClusterLabel), sl = find_engine(g, "single+llv"),
+           ob1 = find_engine(g, "ob1");
+    for (const Row &row : g.rows()) {
+        double m = NAN;
+        Target t;
+        t.what =
+            "cluster: " + row.name + fmt(": cluster+llv / single+llv <= %.2f", kGatherTarget);
+        t.figure = time_ratio(row, c, sl, &m);
+        t.verdict = std::isnan(m) ? "no figure" : m <= kGatherTarget ? "met" : "missed";
+        out.push_back(t);
+        Target a;
+        m = NAN;
+        a.what = "cluster: " + row.name + fmt(": cluster+llv / ob1 <= %.2f (aim)", kOb1Aim);
+        a.figure = time_ratio(row, c, ob1, &m);
+        a.verdict = std::isnan(m) ? "no figure" : m <= kOb1Aim ? "met" : "missed";
+        out.push_back(a);
+    }
+    const Report &sp = *s.sparse;
+    for (const Row &row : sp.rows()) {
+        Target t;
+        t.what = "cluster: " + row.name + fmt(": cluster/single <= %.2f", kSparseTarget);
+        bool missed = false, missing = false;
+        for (const char *st : kStorages) {
+            double m = NAN;
+            std::string r = time_ratio(row, find_engine(sp, std::string("cluster+") + st),
+                                       find_engine(sp, std::string("single+") + st), &m);
+            t.figure += (t.figure.empty() ? "" : ", ") + std::string(st) + " " + r;
+            missed = missed || m > kSparseTarget;
+            missing = missing || std::isnan(m);
+        }
+        t.verdict = missed ? "missed" : missing ? "no figure" : "met";
+        out.push_back(t);
+    }
+    const Report &mr = *s.memory;
+    size_t mc = find_engine(mr, kClusterLabel), mo = find_engine(mr, "ob1");
+    for (const Row &row : mr.rows()) {
+        if (row.name.find("4096") == std::string::npos)
+            continue;
+        Target t;
+        t.what =
+            "cluster: " + row.name + fmt(": cluster+llv bytes / ob1 <= %.2f", kMemoryTarget);
+        if (mc >= row.cells.size() || mo >= row.cells.size() || !row.cells[mc].ok ||
+            !row.cells[mo].ok) {
+            t.verdict = "no figure";
+            t.figure = "-";
+        } else {
+            double r = (double)row.cells[mc].m.bytes_peak / (double)row.cells[mo].m.bytes_peak;
+            t.figure = fmt("%.2f (%llu / %llu bytes)", r,
+                           (unsigned long long)row.cells[mc].m.bytes_peak,
+                           (unsigned long long)row.cells[mo].m.bytes_peak);
+            t.verdict = r <= kMemoryTarget ? "met" : "missed";
+        }
+        out.push_back(t);
+    }
+    return out;
+}
+
+void list_cluster_workloads(FILE *f, const Options &o)
+{
+    fprintf(f, "cluster section:\n");
+    for (const Workload &w : kGathers)
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    for (const Workload &w : pnp_sparse_workloads())
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    for (const Workload &w : pnp_memory_workloads(o))
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+}
+
+} // namespace vmr
