@@ -210,8 +210,8 @@ VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bi
 }
 
 /* The engine's post or arrival.  Exact traffic on hashed sides with no wildcard receive
- * queued is the fast path, which saves no registers (every other case is a tail call with
- * its arguments): the bits mixed once for the other side's line and, when that holds no
+ * queued is the fast path, which calls nothing (every other case is a tail call with its
+ * arguments): the bits mixed once for the other side's line and, when that holds no
  * match and has not overflowed, a free way of this side's line. */
 static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
                          void *payload, void **out)
@@ -222,22 +222,17 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
         return exchange_slow(sp, qp, bits, care, payload, out);
     uint32_t mixed = vm_hash_mix(bits);
     if (s->len) {
-        _Static_assert(VM_HASH_WAYS == 2, "the ways are compared as in vm_hash_slot_take");
         vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
-        unsigned used0 = l->payload[0] != NULL, used1 = l->payload[1] != NULL;
-        unsigned m = (used0 & (l->bits[0] == bits)) | (used1 & (l->bits[1] == bits)) << 1;
-        if (m) {
-            unsigned w = (m >> 1) & (((m & 1) ^ 1) | (l->seq[1] < l->seq[0]));
-            *out = l->payload[w];
-            l->payload[w] = NULL;
+        unsigned compared;
+        if (vm_hash_line_take(l, bits, out, &compared)) {
             s->len--;
             env->len[sp->side]--;
-            env->inspected += used0 + used1;
+            env->inspected += compared;
             return VMATCH_MATCHED;
         }
         if (l->over) /* the bucket goes on in its region's queue */
             return exchange_slow(sp, qp, bits, care, payload, out);
-        env->inspected += used0 + used1;
+        env->inspected += compared;
     }
     if (q->slow || !append_fast(q, mixed, bits, payload, env->seq))
         return exchange_queue(qp, bits, care, payload);

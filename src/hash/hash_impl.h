@@ -149,21 +149,34 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q);
 /* Call fn for every entry of the table (lines, then overflow queues; not in order). */
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg);
 
-/* Take the oldest entry with exactly these bits from bucket i: 1 with *payload, or 0. */
-static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
-                                    void **payload, uint64_t *inspected)
+/* Take the older of the line's ways that hold exactly these bits: 1 with *payload, or 0;
+ * *compared gets the ways in use (the entries inspected). */
+static inline int vm_hash_line_take(vm_hash_slot_t *s, vmatch_bits_t bits, void **payload,
+                                    unsigned *compared)
 {
     _Static_assert(VM_HASH_WAYS == 2, "the ways are compared without branches, two of them");
-    vm_hash_slot_t *s = &h->table[i];
     /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
      * are compared with flags and the older match picked with a conditional move. */
     unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
     unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1;
-    *inspected += used0 + used1;
-    if (m) { /* one branch on both ways: the way that holds the entry varies */
-        unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
-        *payload = s->payload[w];
-        s->payload[w] = NULL;
+    *compared = used0 + used1;
+    if (!m) /* one branch on both ways: the way that holds the entry varies */
+        return 0;
+    unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
+    *payload = s->payload[w];
+    s->payload[w] = NULL;
+    return 1;
+}
+
+/* Take the oldest entry with exactly these bits from bucket i: 1 with *payload, or 0. */
+static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
+                                    void **payload, uint64_t *inspected)
+{
+    vm_hash_slot_t *s = &h->table[i];
+    unsigned compared;
+    int found = vm_hash_line_take(s, bits, payload, &compared);
+    *inspected += compared;
+    if (found) {
         h->len--;
         return 1;
     }
