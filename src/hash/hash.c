@@ -221,7 +221,7 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
     if (care != ~(vmatch_bits_t)0 || s->slow)
         return exchange_slow(sp, qp, bits, care, payload, out);
     uint32_t mixed = vm_hash_mix(bits);
-    if (s->len) {
+    if (__builtin_expect(s->len != 0, 1)) {
         vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
         unsigned compared;
         if (vm_hash_line_take(l, bits, out, &compared)) {
