@@ -30,6 +30,7 @@ typedef struct vm_cluster {
     vm_cluster_map_t map;
     vm_queue_t **q; /* per cluster, NULL until its first append */
     uint32_t nq, made;
+    uint32_t keep; /* added to mem.keep_more */
     vm_queue_t *wild;
 } vm_cluster_t;
 
@@ -96,6 +97,7 @@ static void cluster_destroy(vm_pq_t *p)
         s->wild->ops->destroy(s->wild);
     if (s->q)
         vm_mem_free(mem, s->q, s->nq * sizeof *s->q);
+    mem->keep_more -= s->keep;
     vm_cluster_map_free(&s->map, mem);
     vm_mem_free(mem, s, sizeof *s);
 }
@@ -127,6 +129,12 @@ static int cluster_create(vm_env_t *env, int side, vm_pq_t **out)
         s->made = rc == VMATCH_OK;
         s->base.sole = s->q[0];
         s->base.sole_until = UINT64_MAX;
+    }
+    /* A few clusters, each emptying and refilling on every match on short queues: their
+     * first blocks stay, rather than going back to the pool and out again each time. */
+    if (rc == VMATCH_OK && s->nq > 1) {
+        s->keep = s->nq + 1 < VM_CLUSTER_KEEP ? s->nq + 1 : VM_CLUSTER_KEEP;
+        env->mem.keep_more += s->keep;
     }
     if (rc < 0) {
         cluster_destroy(&s->base);

@@ -30,6 +30,10 @@ typedef struct vm_cluster_config {
 /* Lloyd iterations before K-means stops without having converged (1-D data settles in a few
  * dozen; the cap only bounds a pathological profile's cost). */
 #define VM_KMEANS_MAX_ITERS 256
+/* Most empty queues of a side that keep their first block (mem.keep_more; one per cluster
+ * and the wildcard queue up to this).  A 1-entry queue then takes no block on each append;
+ * the cost is at most this many first blocks (384 bytes each over llv) held while idle. */
+#define VM_CLUSTER_KEEP 64
 
 extern const vm_policy_t vm_cluster_policy;
 extern const char *const vm_cluster_algo_words[];

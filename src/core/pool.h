@@ -18,7 +18,10 @@ typedef struct vm_mem {
     uint64_t bytes;     /* bytes held now: slabs plus tables */
     int numa;           /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
     int64_t fail_after; /* test hook: allocations left before one fails; < 0: never */
-    uint32_t kept;      /* first blocks kept by empty queues (lla, llv), at most VM_MEM_KEPT */
+    uint32_t kept;      /* first blocks kept by empty queues (lla, llv), at most VM_MEM_KEPT
+                           + keep_more */
+    uint32_t keep_more; /* more first blocks a policy lets its empty queues keep: cluster's
+                           few queues each empty and refill on every match (docs/cluster.md) */
 } vm_mem_t;
 
 /* Empty queues of an engine that may keep their first block for the next append: a queue
@@ -26,6 +29,12 @@ typedef struct vm_mem {
  * while a policy with thousands of queues (pnp) pays for at most this many.  Measured in
  * docs/storages.md. */
 enum { VM_MEM_KEPT = 8 };
+
+/* May one more empty queue keep its first block? */
+static inline int vm_mem_may_keep(const vm_mem_t *m)
+{
+    return m->kept < VM_MEM_KEPT + m->keep_more;
+}
 
 /* malloc / free with accounting; vm_mem_free needs the size given to vm_mem_alloc. */
 void *vm_mem_alloc(vm_mem_t *m, size_t n);

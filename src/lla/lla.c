@@ -12,7 +12,8 @@
  * live entries (LLA_FIRST times a power of two, at most lla.block), or compacted in place;
  * once that block is an lla.block one more than half full, lla.block blocks are linked
  * behind it.  A block that empties is given back, the last one too, unless it is a first
- * block and fewer than VM_MEM_KEPT empty queues of the engine keep theirs.  First blocks and
+ * block and fewer than VM_MEM_KEPT (plus the policy's mem.keep_more) empty queues of the
+ * engine keep theirs.  First blocks and
  * lla.block blocks come from the engine's pools, the sizes between (at most one per queue,
  * allocated once per doubling) from malloc with accounting.
  */
@@ -297,7 +298,7 @@ static void lla_remove(vm_queue_t *q, const vm_hit_t *hit)
     q->len--;
     if (--b->live == 0) {
         vm_mem_t *mem = &q->env->mem;
-        if (!b->prev && !b->next && b->cap == LLA_FIRST && mem->kept < VM_MEM_KEPT) {
+        if (!b->prev && !b->next && b->cap == LLA_FIRST && vm_mem_may_keep(mem)) {
             /* Kept for the next append, which counts it out (see VM_MEM_KEPT). */
             mem->kept++;
             b->head = b->tail = 0;

@@ -10,9 +10,9 @@
  * is an llv.block one more than half full, further blocks of llv.block slots are linked
  * behind it, as before.  So a queue of several blocks has llv.block blocks only, and a long
  * search crosses as many blocks as with fixed-size blocks.  A block that empties is given
- * back, the last one too, unless it is a first block and fewer than VM_MEM_KEPT empty queues
- * of the engine keep theirs: an empty queue holds at most a first block, and all but a few
- * hold none.
+ * back, the last one too, unless it is a first block and fewer than VM_MEM_KEPT (plus the
+ * policy's mem.keep_more) empty queues of the engine keep theirs: an empty queue holds at most
+ * a first block, and all but a few hold none.
  *
  * Where blocks come from: first blocks and llv.block blocks from the engine's pools (two
  * sizes per side), the sizes between, at most one block per queue and allocated once per

@@ -232,7 +232,7 @@ void vm_llv_drop(vm_llv_t *l, vm_llv_block_t *b);
 static inline void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
 {
     vm_mem_t *mem = &l->base.env->mem;
-    if (!b->prev && !b->next && b->slots == VM_LLV_FIRST && mem->kept < VM_MEM_KEPT) {
+    if (!b->prev && !b->next && b->slots == VM_LLV_FIRST && vm_mem_may_keep(mem)) {
         /* Kept; the next append (a queue of no entries and a block) counts it out. */
         mem->kept++;
         b->head = b->tail = b->start = 0;
