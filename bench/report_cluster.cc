@@ -6,13 +6,14 @@
 // pnp-static does in the pnp section.  Three parts, run like the workload report (reference
 // check, untimed pass, interleaved timed repetitions, ratios within each repetition):
 //   gather  the hot-spot gather P = 2048, m = 10, iters=5, receives in rr and random order:
-//           the heuristic (Algorithm 3.1) and K-means with K = 2, 4, 16, 64, 128 over llv,
-//           the heuristic over ll, against single+llv, ob1's per-peer lists, pnp-static
-//           (c = 46, every peer a partner) and hash;
+//           the heuristic (Algorithm 3.1) with cluster.cap 2 (the default), 0, 1 and 4 and
+//           K-means with K = 2, 4, 16, 64, 128 over llv, the heuristic over ll, against
+//           single+llv, ob1's per-peer lists, pnp-static (c = 46, every peer a partner) and
+//           hash;
 //   sparse  the pnp section's neighbour and short-queue rows: cluster / single over the same
 //           storage (ll, lla, llv);
 //   memory  the pnp section's memory rows (every peer with 4 receives pending, N = 1024 and
-//           4096): bytes and queues at the peak against ob1.
+//           4096): bytes and queues at the peak against ob1, the caps of the gather too.
 // Targets: gather cluster heuristic+llv / single+llv <= 0.5 and / ob1 <= 1.5 (an aim);
 // sparse and short rows cluster / single <= 1.05; memory at N = 4096 cluster / ob1 <= 1.0.
 
@@ -41,6 +42,9 @@ const ClusterSpec kGatherSpecs[] = {
     {kHashLabel, kHashSpec, false},
     {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true},
     {kClusterLabel, "policy=cluster storage=llv", true},
+    {"cap=0 (no bound)", "policy=cluster storage=llv cluster.cap=0", true},
+    {"cap=1", "policy=cluster storage=llv cluster.cap=1", true},
+    {"cap=4", "policy=cluster storage=llv cluster.cap=4", true},
     {"cluster+ll", "policy=cluster storage=ll", true},
     {"kmeans K=2", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=2", true},
     {"kmeans K=4", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=4", true},
@@ -62,6 +66,9 @@ const ClusterSpec kMemorySpecs[] = {
     {kHashLabel, kHashSpec, false},
     {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true},
     {kClusterLabel, "policy=cluster storage=llv", true},
+    {"cap=0 (no bound)", "policy=cluster storage=llv cluster.cap=0", true},
+    {"cap=1", "policy=cluster storage=llv cluster.cap=1", true},
+    {"cap=4", "policy=cluster storage=llv cluster.cap=4", true},
     {"cluster+ll", "policy=cluster storage=ll", true},
     {"kmeans K=16", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=16", true},
 };
@@ -141,8 +148,9 @@ void print_gather(FILE *f, const Report &rep, bool legend)
             "instance each; / single+llv, / ob1: the engine's time over theirs\nwithin each "
             "repetition, median ±half the interquartile range (below 1: faster);\n"
             "inspected: entries compared per search; queues: vmatch_stats after one replay; "
-            "KiB: bytes\nat the peak.  cluster+llv: cluster.algo=heuristic (Algorithm 3.1); "
-            "kmeans K: cluster.algo=kmeans\ncluster.k=K, over llv; static+llv c=46: "
+            "KiB: bytes\nat the peak.  cluster+llv: cluster.algo=heuristic (Algorithm 3.1) "
+            "with the default\ncluster.cap=2; cap=C: the same with cluster.cap=C (0: no "
+            "bound); kmeans K: cluster.algo=kmeans\ncluster.k=K, over llv; static+llv c=46: "
             "pnp-static with every peer a partner.\n",
             rep.options().reps);
     else

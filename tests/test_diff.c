@@ -85,10 +85,11 @@ static const struct {
  * met too.  pnp-static reads a profile the test records first (write_profile).  hash runs
  * with its growing table (one entry per bucket, three, so that overflow queues fill, and a
  * half) and with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding
- * keys.  cluster runs with both algorithms and K from 1 (one queue: policy=single) to 128 (more
- * than the distinct counts), on a profile of the test's own traffic (write_profile) and, for
- * the alternatives marked '@', on one of unrelated traffic (write_unrelated): its answers must
- * be right when the profile is wrong. */
+ * keys.  cluster runs with both algorithms, K from 1 (one queue: policy=single) to 128 (more
+ * than the distinct counts) and the heuristic's cap at 0 (none), 1 and 2 (the default), on a
+ * profile of the test's own traffic (write_profile) and, for the alternatives marked '@', on
+ * one of unrelated traffic (write_unrelated): its answers must be right when the profile is
+ * wrong. */
 #define DIFF_NPROCS 256
 static const struct {
     const char *policy;
@@ -108,8 +109,10 @@ static const struct {
      {"|hash.buckets=1", "hash.buckets=2|hash.load=300", "hash.buckets=7|hash.load=50"},
      {0, 0, 0}},
     {"cluster",
-     {"nprocs=256|nprocs=256 cluster.algo=kmeans cluster.k=4|@nprocs=256",
-      "nprocs=256 cluster.algo=kmeans cluster.k=2|@nprocs=256 cluster.algo=kmeans cluster.k=64",
+     {"nprocs=256|nprocs=256 cluster.algo=kmeans cluster.k=4|@nprocs=256|nprocs=256 "
+      "cluster.cap=0",
+      "nprocs=256 cluster.algo=kmeans cluster.k=2|@nprocs=256 cluster.algo=kmeans "
+      "cluster.k=64|nprocs=256 cluster.cap=1|@nprocs=256 cluster.cap=0",
       "nprocs=256 cluster.algo=kmeans cluster.k=128|nprocs=256 cluster.algo=kmeans "
       "cluster.k=1|@nprocs=256 cluster.algo=heuristic"},
      {0, 0, 0}},

@@ -47,13 +47,24 @@ nprocs 8
 0 4 3 1
 0 5 3 1
 P
-"$tool" h.prof --algo heuristic >h.txt
-has h.txt "PRQ: 5 sources with insertions, population 8 (nprocs 8 x 1 context(s)); heuristic: E = 2, SD = 2, E + SD = 4: 4 cluster(s)"
+"$tool" h.prof --algo heuristic --cap 0 >h.txt
+has h.txt "PRQ: 5 sources with insertions, population 8 (nprocs 8 x 1 context(s)); heuristic: E = 2, SD = 2, E + SD = 4, cap 0: 4 cluster(s)"
 has h.txt "       0        5            4   25.0%  0:1 0:3, 3 not in the profile"
 has h.txt "       1        1            3   18.8%  0:4"
 has h.txt "       2        1            3   18.8%  0:5"
 has h.txt "       3        1            6   37.5%  0:2"
-has h.txt "UMQ: 5 sources with insertions, population 8 (nprocs 8 x 1 context(s)); heuristic: E = 0.625, SD = 0.484123, E + SD = 1.10912: 5 cluster(s)"
+has h.txt "UMQ: 5 sources with insertions, population 8 (nprocs 8 x 1 context(s)); heuristic: E = 0.625, SD = 0.484123, E + SD = 1.10912, cap 0: 5 cluster(s)"
+
+# cap 1: at most about 1 * floor(sqrt(8)) = 2 clusters, each allowed max(E + SD, total / 2).
+# PRQ: total 16, so 8: the zeros, 0:3, 0:1 and 0:4 carry 7, 0:5 would make 10; 0:5 then 0:2
+# would make 9.  UMQ: total 5, so 2.5: the counts of 1 go two by two.
+"$tool" h.prof --algo heuristic --cap 1 >c.txt
+has c.txt "PRQ: 5 sources with insertions, population 8 (nprocs 8 x 1 context(s)); heuristic: E = 2, SD = 2, E + SD = 4, cap 1: 3 cluster(s)"
+has c.txt "       0        6            7   43.8%  0:1 0:3 0:4, 3 not in the profile"
+has c.txt "       1        1            3   18.8%  0:5"
+has c.txt "       2        1            6   37.5%  0:2"
+has c.txt "UMQ: 5 sources with insertions, population 8 (nprocs 8 x 1 context(s)); heuristic: E = 0.625, SD = 0.484123, E + SD = 1.10912, cap 1: 3 cluster(s)"
+has c.txt "       1        2            2   40.0%  0:3 0:4"
 
 # K-means, k = 2 on the PRQ: points 0 (x3), 1, 3 (x3), 6; seeds 0 and 6 (farthest); 3 is as
 # far from both and goes to the lower; centres 10/7 and 6, and nothing moves again.
@@ -68,7 +79,8 @@ has k.txt "       0        3            0    0.0%  3 not in the profile"
 
 # ---- usage and errors ----
 "$tool" --help >help.txt
-has help.txt "usage: vmatch-cluster PROFILE --algo heuristic|kmeans [--k K] [--nprocs N] [--png FILE]"
+has help.txt "usage: vmatch-cluster PROFILE --algo heuristic|kmeans [--k K] [--cap C] [--nprocs N]"
+expect_fail 1 "bad value for --cap: 1025" "$tool" h.prof --algo heuristic --cap 1025
 expect_fail 1 "--algo heuristic|kmeans is required" "$tool" h.prof
 expect_fail 1 "bad value for --algo: dbscan" "$tool" h.prof --algo dbscan
 expect_fail 1 "bad value for --k: 0" "$tool" h.prof --algo kmeans --k 0
@@ -79,7 +91,7 @@ expect_fail 1 "--nprocs 9 differs" "$tool" h.prof --algo heuristic --nprocs 9
 printf 'vmatch-profile 1\nlayout 16 24 24\nnprocs 0\n0 1 3 1\n' >n.prof
 expect_fail 2 "give --nprocs N" "$tool" n.prof --algo heuristic
 "$tool" n.prof --algo heuristic --nprocs 4 >n.txt
-has n.txt "PRQ: 1 sources with insertions, population 4 (nprocs 4 x 1 context(s)); heuristic: E = 0.75, SD = 1.29904, E + SD = 2.04904: 2 cluster(s)"
+has n.txt "PRQ: 1 sources with insertions, population 4 (nprocs 4 x 1 context(s)); heuristic: E = 0.75, SD = 1.29904, E + SD = 2.04904, cap 2: 2 cluster(s)"
 printf 'vmatch-profile 1\nlayout 16 24 24\nnprocs 8\n0 1 3\n' >bad.prof
 expect_fail 1 "bad.prof:4" "$tool" bad.prof --algo heuristic
 

@@ -21,10 +21,11 @@ enum { EXIT_ERROR = 1, EXIT_NPROCS = 2, EXIT_NO_GNUPLOT = 3 };
 enum { LIST_SOURCES = 8 }; /* sources named per cluster; the rest are counted */
 
 static const char usage_text[] =
-    "usage: vmatch-cluster PROFILE --algo heuristic|kmeans [--k K] [--nprocs N] [--png FILE]\n"
+    "usage: vmatch-cluster PROFILE --algo heuristic|kmeans [--k K] [--cap C] [--nprocs N]\n"
+    "                      [--png FILE]\n"
     "Prints, for the PRQ and the UMQ, the clusters policy=cluster makes from PROFILE with\n"
-    "cluster.algo (and cluster.k, default 16, for kmeans): per cluster its sources "
-    "(context:rank;\n"
+    "cluster.algo (and cluster.k, default 16, for kmeans; cluster.cap, default 2, for the\n"
+    "heuristic): per cluster its sources (context:rank;\n"
     "the ranks the profile lacks are in cluster 0) and the insertions they carry.  --nprocs\n"
     "gives the job size when the profile has none.  --png draws every profiled source's count\n"
     "coloured by cluster (gnuplot; FILE.dat and FILE.gp are kept).\n"
@@ -45,7 +46,7 @@ static int fail(int code, const char *fmt, ...)
 typedef struct opts {
     const char *profile, *png;
     int algo;
-    uint32_t k, nprocs;
+    uint32_t k, cap, nprocs;
 } opts_t;
 
 /* One side's clustering: keys (index into the profile), counts and clusters. */
@@ -79,10 +80,10 @@ static int cluster_side(const opts_t *o, const vm_profile_t *p, int which, side_
     s->pop = (uint64_t)o->nprocs * s->nctx;
     double mean, var;
     vm_kmeans_info_t info;
-    int rc =
-        o->algo == VM_CLUSTER_KMEANS
-            ? vm_cluster_kmeans(&mem, s->counts, s->n, s->pop, o->k, s->cl, &s->ncl, &info)
-            : vm_cluster_heuristic(&mem, s->counts, s->n, s->pop, s->cl, &s->ncl, &mean, &var);
+    int rc = o->algo == VM_CLUSTER_KMEANS
+                 ? vm_cluster_kmeans(&mem, s->counts, s->n, s->pop, o->k, s->cl, &s->ncl, &info)
+                 : vm_cluster_heuristic_capped(&mem, s->counts, s->n, s->pop, o->cap, s->cl,
+                                               &s->ncl, &mean, &var);
     if (rc < 0)
         return fail(EXIT_ERROR, "out of memory");
     printf("%s: %zu sources with insertions, population %llu (nprocs %u x %u context(s)); ",
@@ -91,8 +92,8 @@ static int cluster_side(const opts_t *o, const vm_profile_t *p, int which, side_
         printf("kmeans k=%u: %u cluster(s), %u iteration(s)%s, SSE %.6g\n", o->k, s->ncl,
                info.iters, info.converged ? "" : " (not converged)", info.sse);
     else
-        printf("heuristic: E = %.6g, SD = %.6g, E + SD = %.6g: %u cluster(s)\n", mean,
-               sqrt(var), mean + sqrt(var), s->ncl);
+        printf("heuristic: E = %.6g, SD = %.6g, E + SD = %.6g, cap %u: %u cluster(s)\n", mean,
+               sqrt(var), mean + sqrt(var), o->cap, s->ncl);
     return 0;
 }
 
@@ -215,7 +216,7 @@ static int64_t number(const char *s, uint64_t lo, uint64_t hi)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.algo = -1, .k = 16};
+    *o = (opts_t){.algo = -1, .k = 16, .cap = 2}; /* the engine's defaults */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t x;
@@ -233,6 +234,11 @@ static int parse(int argc, char **argv, opts_t *o)
                 return fail(EXIT_ERROR, "bad value for --k: %s (1 to %d)", v ? v : "none",
                             VM_CLUSTER_MAX_K);
             o->k = (uint32_t)x;
+            i++;
+        } else if (strcmp(a, "--cap") == 0) {
+            if ((x = number(v, 0, 1024)) < 0)
+                return fail(EXIT_ERROR, "bad value for --cap: %s (0 to 1024)", v ? v : "none");
+            o->cap = (uint32_t)x;
             i++;
         } else if (strcmp(a, "--nprocs") == 0) {
             if ((x = number(v, 1, 1u << 30)) < 0)

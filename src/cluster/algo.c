@@ -36,8 +36,10 @@ static int sorted_items(vm_mem_t *mem, const uint64_t *counts, size_t n, item_t 
 
 /* ---- Algorithm 3.1 ---- */
 
-int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
-                         uint32_t *out, uint32_t *nclusters, double *mean_out, double *var_out)
+/* Algorithm 3.1 with clusters allowed to carry max(E + SD, total / maxcl); maxcl 0: E + SD. */
+static int heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
+                     uint64_t maxcl, uint32_t *out, uint32_t *nclusters, double *mean_out,
+                     double *var_out)
 {
     if (pop < n)
         pop = n;
@@ -61,10 +63,12 @@ int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64
      * cold ones; its text says a cluster never exceeds E + SD, and that is what is done.) */
     uint32_t k = 0;
     uint64_t total = 0, members = pop - n;
+    double floor = maxcl ? sum / (double)maxcl : 0; /* the cap's share of the total */
     for (size_t i = 0; i < n; i++) {
-        /* total + count > E + SD, without a square root (the library needs no libm). */
-        double over = (double)(total + it[i].count) - mean;
-        if (members && over > 0 && over * over > var) {
+        /* total + count > E + SD, without a square root (the library needs no libm), and
+         * past the cap's share. */
+        double with = (double)(total + it[i].count), over = with - mean;
+        if (members && over > 0 && over * over > var && with > floor) {
             k++;
             total = members = 0;
         }
@@ -79,6 +83,39 @@ int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64
     if (var_out)
         *var_out = var;
     return VMATCH_OK;
+}
+
+int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
+                         uint32_t *out, uint32_t *nclusters, double *mean, double *var)
+{
+    return heuristic(mem, counts, n, pop, 0, out, nclusters, mean, var);
+}
+
+/* floor(sqrt(x)), in integers (no libm). */
+static uint64_t isqrt(uint64_t x)
+{
+    uint64_t r = 0;
+    for (uint64_t bit = (uint64_t)1 << 62; bit; bit >>= 2) {
+        if (x >= r + bit) {
+            x -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+    }
+    return r;
+}
+
+int vm_cluster_heuristic_capped(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
+                                uint32_t cap, uint32_t *out, uint32_t *nclusters, double *mean,
+                                double *var)
+{
+    uint64_t maxcl = 0;
+    if (cap) {
+        uint64_t root = isqrt(pop > n ? pop : n);
+        maxcl = (uint64_t)cap * (root ? root : 1);
+    }
+    return heuristic(mem, counts, n, pop, maxcl, out, nclusters, mean, var);
 }
 
 /* ---- K-means ---- */

@@ -67,7 +67,8 @@ static int build(vm_cluster_t *s, const vm_profile_t *prof, uint32_t nprocs)
     uint64_t pop = (uint64_t)nprocs * nctx;
     int rc = s->cc->algo == VM_CLUSTER_KMEANS
                  ? vm_cluster_kmeans(mem, counts, u, pop, s->cc->k, cl, &ncl, NULL)
-                 : vm_cluster_heuristic(mem, counts, u, pop, cl, &ncl, NULL, NULL);
+                 : vm_cluster_heuristic_capped(mem, counts, u, pop, s->cc->cap, cl, &ncl, NULL,
+                                               NULL);
     /* The map holds the keys outside cluster 0, packed to the front. */
     size_t m = 0;
     for (size_t i = 0; rc == VMATCH_OK && i < u; i++)
@@ -362,7 +363,8 @@ const char *const vm_cluster_algo_words[] = {"heuristic", "kmeans", NULL};
 
 /* The heuristic by default: the thesis found it better than K-means on every application,
  * and it needs no K.  K = 16 is where the thesis's K-means stopped gaining (Figure 3.7). */
-static const vm_cluster_config_t cluster_default = {.algo = VM_CLUSTER_HEURISTIC, .k = 16};
+static const vm_cluster_config_t cluster_default = {
+    .algo = VM_CLUSTER_HEURISTIC, .k = 16, .cap = 2};
 
 #define FIELD(f) offsetof(vm_cluster_config_t, f)
 
@@ -372,6 +374,9 @@ static const vm_key_t cluster_keys[] = {
              "3.1, or K-means)"},
     {"cluster.k", VM_KEY_UINT, FIELD(k), 1, VM_CLUSTER_MAX_K,
      .help = "`cluster` with `kmeans`: clusters per side (fewer when fewer counts differ)"},
+    {"cluster.cap", VM_KEY_UINT, FIELD(cap), 0, 1024,
+     .help = "`cluster` with `heuristic`: at most about cap * sqrt(sources) clusters per side "
+             "(0: no bound)"},
 };
 
 static const vm_policy_t *const cluster_policies[] = {&vm_cluster_policy, NULL};

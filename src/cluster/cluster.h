@@ -22,6 +22,7 @@ enum vm_cluster_algo { VM_CLUSTER_HEURISTIC, VM_CLUSTER_KMEANS };
 typedef struct vm_cluster_config {
     uint32_t algo; /* enum vm_cluster_algo */
     uint32_t k;    /* kmeans: clusters asked for */
+    uint32_t cap;  /* heuristic: at most about cap * sqrt(sources) clusters; 0: no bound */
 } vm_cluster_config_t;
 
 /* Most clusters cluster.k asks K-means for.  Seeding costs K passes over the distinct counts,
@@ -48,6 +49,16 @@ extern const char *const vm_cluster_algo_words[];
  * 0.  VMATCH_OK, or VMATCH_ENOMEM (for the sort) with nothing written. */
 int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
                          uint32_t *out, uint32_t *nclusters, double *mean, double *var);
+
+/* The heuristic with at most about cap * sqrt(pop) clusters (cap 0: no bound).  A cluster
+ * may then carry max(E + SD, total / (cap * sqrt(pop))): with the keys' counts alike, where
+ * E + SD is about one key's count and the heuristic makes a cluster per key, that makes
+ * between cap * sqrt(pop) and twice as many (two neighbouring clusters carry more than the
+ * share), each of many keys; a profile with a few hot keys keeps its clusters.  Same
+ * returns as vm_cluster_heuristic. */
+int vm_cluster_heuristic_capped(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
+                                uint32_t cap, uint32_t *out, uint32_t *nclusters, double *mean,
+                                double *var);
 
 /* What K-means did. */
 typedef struct vm_kmeans_info {
