@@ -1,6 +1,7 @@
 /* algo.c -- the clustering of policy=cluster (thesis chapter 3): Algorithm 3.1, K-means on
  * the counts, and the source-to-cluster map.  Runs once per side when an engine is made. */
 #include "cluster.h"
+#include "module.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,28 +92,13 @@ int vm_cluster_heuristic(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64
     return heuristic(mem, counts, n, pop, 0, out, nclusters, mean, var);
 }
 
-/* floor(sqrt(x)), in integers (no libm). */
-static uint64_t isqrt(uint64_t x)
-{
-    uint64_t r = 0;
-    for (uint64_t bit = (uint64_t)1 << 62; bit; bit >>= 2) {
-        if (x >= r + bit) {
-            x -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-    }
-    return r;
-}
-
 int vm_cluster_heuristic_capped(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop,
                                 uint32_t cap, uint32_t *out, uint32_t *nclusters, double *mean,
                                 double *var)
 {
     uint64_t maxcl = 0;
     if (cap) {
-        uint64_t root = isqrt(pop > n ? pop : n);
+        uint64_t root = vm_isqrt(pop > n ? pop : n);
         maxcl = (uint64_t)cap * (root ? root : 1);
     }
     return heuristic(mem, counts, n, pop, maxcl, out, nclusters, mean, var);

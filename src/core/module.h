@@ -63,6 +63,21 @@ void *vm_module_cfg_mut(vm_config_t *cfg, const vm_module_t *m);
  * when they pass VM_MODULE_CFG_BYTES). */
 size_t vm_module_cfg_bytes(void);
 
+/* floor(sqrt(x)), in integers (no libm): the c·sqrt(nprocs) bounds of pnp and cluster. */
+static inline uint64_t vm_isqrt(uint64_t x)
+{
+    uint64_t r = 0;
+    for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+        if (x >= r + bit) {
+            x -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+    }
+    return r;
+}
+
 /* Registry (registry.c).  NULL past the end / for an unknown name or one not registered.
  * The first storage and the first policy are the defaults. */
 const vm_module_t *vm_module_at(unsigned i);

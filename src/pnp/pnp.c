@@ -34,20 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t vm_pnp_isqrt(uint64_t x)
-{
-    uint64_t r = 0;
-    for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
-        if (x >= r + bit) {
-            x -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-    }
-    return r;
-}
-
 static inline uint64_t src_key(const vm_pnp_t *s, vmatch_bits_t bits)
 {
     return (bits >> s->key_shift) & s->key_mask;
@@ -388,7 +374,7 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
         s->retry = UINT64_MAX; /* no extraction */
         rc = vm_pnp_load_profile(s);
     } else if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)vm_pnp_isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
+        s->limit = (uint32_t)vm_isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
         s->nslots = s->limit + s->limit / 2 + 1;
         s->table = vm_mem_calloc(&env->mem, table_bytes(s));
         rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;

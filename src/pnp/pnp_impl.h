@@ -44,8 +44,6 @@ typedef struct vm_pnp {
     uint32_t nprocs, src_bits;
 } vm_pnp_t;
 
-/* floor(sqrt(x)). */
-uint64_t vm_pnp_isqrt(uint64_t x);
 /* Room for need queue pointers in *arr (capacity *cap, doubled as needed).  OK or ENOMEM. */
 int vm_pnp_grow(vm_mem_t *mem, vm_queue_t ***arr, uint32_t *cap, uint32_t need);
 /* Make queue i of arr (arr has room).  OK or ENOMEM. */

@@ -74,7 +74,7 @@ int vm_pnp_load_profile(vm_pnp_t *s)
     int rc = vm_profile_load_for(s->base.env->cfg, "pnp-static", &prof, &s->nprocs);
     if (rc < 0)
         return rc;
-    s->limit = (uint32_t)vm_pnp_isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
+    s->limit = (uint32_t)vm_isqrt((uint64_t)s->pc->cap * s->pc->cap * s->nprocs);
     rc = load_partners(s, &prof);
     vm_profile_free(&prof);
     return rc;
