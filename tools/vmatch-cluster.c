@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cluster.h"
 #include "engine.h"
+#include "plot.h"
 #include "vmatch.h"
 
 #include <math.h>
@@ -14,10 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-enum { EXIT_ERROR = 1, EXIT_NPROCS = 2, EXIT_NO_GNUPLOT = 3 };
 enum { LIST_SOURCES = 8 }; /* sources named per cluster; the rest are counted */
 
 static const char usage_text[] =
@@ -186,22 +184,7 @@ static int draw(const opts_t *o, const vm_profile_t *p, const side_t *sides)
     fprintf(g, "unset multiplot\n");
     if (ferror(g) | (fclose(g) != 0))
         return fail(EXIT_ERROR, "cannot write %s", gp);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execlp("gnuplot", "gnuplot", gp, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return fail(EXIT_ERROR, "cannot run gnuplot");
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-        return fail(EXIT_NO_GNUPLOT, "gnuplot not found; wrote %s and %s (gnuplot %s draws %s)",
-                    dat, gp, gp, o->png);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return fail(EXIT_ERROR, "gnuplot failed on %s", gp);
-    printf("wrote %s (data %s, script %s)\n", o->png, dat, gp);
-    return 0;
+    return plot_run("vmatch-cluster", gp, dat, o->png);
 }
 
 /* A whole number from lo to hi, or -1. */

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "engine.h"
 #include "gen.h"
+#include "plot.h"
 #include "pnp.h"
 #include "replay.h"
 #include "trace.h"
@@ -18,10 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-enum { EXIT_ERROR = 1, EXIT_NPROCS = 2, EXIT_NO_GNUPLOT = 3 };
 enum { SIDE_PRQ, SIDE_UMQ, SIDE_BOTH };
 
 #define MAX_NPROCS   1073741824.0 /* 2^30, the largest nprocs a spec or profile takes */
@@ -272,22 +270,7 @@ static int plot_draw(plot_t *pl, const char *title, const char *xname, uint64_t 
             (xs - 1) / 2, (ys - 1) / 2, xs / 2, ys / 2);
     if (ferror(g) | (fclose(g) != 0))
         return fail(EXIT_ERROR, "cannot write %s", pl->gp);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execlp("gnuplot", "gnuplot", pl->gp, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return fail(EXIT_ERROR, "cannot run gnuplot");
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-        return fail(EXIT_NO_GNUPLOT, "gnuplot not found; wrote %s and %s (gnuplot %s draws %s)",
-                    pl->dat, pl->gp, pl->gp, pl->png);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return fail(EXIT_ERROR, "gnuplot failed on %s", pl->gp);
-    printf("wrote %s (data %s, script %s)\n", pl->png, pl->dat, pl->gp);
-    return 0;
+    return plot_run("vmatch-profile", pl->gp, pl->dat, pl->png);
 }
 
 static int cmd_heatmap(const opts_t *o)
