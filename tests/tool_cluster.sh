@@ -4,34 +4,7 @@
 # installed, else the .dat and .gp it leaves and exit status 3).
 # Usage: tool_cluster.sh PATH_OF_VMATCH_CLUSTER
 set -eu
-tool=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-# has FILE LINE: FILE holds LINE exactly.
-has() {
-    grep -qxF -- "$2" "$1" || {
-        echo "--- $1:" >&2
-        cat "$1" >&2
-        fail "$1 lacks the line: $2"
-    }
-}
-# expect_fail CODE PATTERN CMD...: CMD exits with CODE and prints one line on stderr
-# containing PATTERN.
-expect_fail() {
-    code=$1 pattern=$2
-    shift 2
-    rc=0
-    "$@" >out.txt 2>err.txt || rc=$?
-    [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code"
-    [ "$(wc -l <err.txt)" -eq 1 ] || fail "'$*' printed other than one line on stderr"
-    grep -qF -- "$pattern" err.txt || fail "'$*' said '$(cat err.txt)', not '$pattern'"
-}
+. "$(dirname "$0")/tool_lib.sh"
 
 # PRQ counts 3 6 1 3 3 of ranks 1..5 among 8: E = 16/8 = 2, SD^2 = (1+16+1+1+1 + 3*4)/8 = 4,
 # E + SD = 4.  Ascending: the three absent ranks, rank 3 (1) and rank 1 (3) total exactly 4
@@ -102,7 +75,7 @@ rc=0
 [ "$(grep -cv '^#' pic.dat | tr -d ' ')" -ge 10 ] || fail "pic.dat lacks the 10 points"
 if command -v gnuplot >/dev/null 2>&1; then
     [ "$rc" -eq 0 ] || fail "--png exited $rc: $(cat pic.err)"
-    [ "$(head -c 4 pic.png | tail -c 3)" = PNG ] || fail "pic.png is not a PNG"
+    png pic.png
     has pic.txt "wrote pic.png (data pic.dat, script pic.gp)"
 else
     [ "$rc" -eq 3 ] || fail "--png without gnuplot exited $rc, not 3"
