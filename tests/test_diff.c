@@ -115,13 +115,9 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/** Write a profile for pnp-static with the layout of spec (a variant's keys): per context,
- * the hot sources post and send about 40 entries each, ranks below 30 three, the other ranks
- * below 200 one, so every metric finds more partners than the smallest cap lets in.  Recorded
- * by an engine and saved, as a user would.  Returns 1. */
-static int write_profile(const char *spec, const char *path)
+/** An engine recording a profile, with DIFF_NPROCS and the layout of spec, or NULL (said). */
+static vmatch_engine_t *recorder(const char *spec)
 {
-    static char obj[1];
     char rec[320];
     vmatch_engine_t *e;
     snprintf(rec, sizeof rec, "profile.record=on nprocs=%d %s", DIFF_NPROCS, spec);
@@ -129,8 +125,30 @@ static int write_profile(const char *spec, const char *path)
     if (rc != VMATCH_OK) {
         fprintf(stderr, "test_diff: vmatch_create(\"%s\") = %d: %s\n", rec, rc,
                 vmatch_last_error());
-        return 0;
+        return NULL;
     }
+    return e;
+}
+
+/** Save the profile e recorded to path and destroy e.  Returns 1 when it was saved. */
+static int save(vmatch_engine_t *e, const char *path)
+{
+    int rc = vmatch_profile_save(e, path);
+    vmatch_destroy(e);
+    CHECK_EQ(rc, VMATCH_OK);
+    return rc == VMATCH_OK;
+}
+
+/** Write a profile for pnp-static with the layout of spec (a variant's keys): per context,
+ * the hot sources post and send about 40 entries each, ranks below 30 three, the other ranks
+ * below 200 one, so every metric finds more partners than the smallest cap lets in.  Recorded
+ * by an engine and saved, as a user would.  Returns 1. */
+static int write_profile(const char *spec, const char *path)
+{
+    static char obj[1];
+    vmatch_engine_t *e = recorder(spec);
+    if (!e)
+        return 0;
     for (uint32_t ctx = 0; ctx < NCTX; ctx++)
         for (int32_t src = 0; src < NSRC; src++) {
             int n = src < 30 ? 3 : 1;
@@ -145,10 +163,7 @@ static int write_profile(const char *spec, const char *path)
                          VMATCH_QUEUED);
             }
         }
-    rc = vmatch_profile_save(e, path);
-    vmatch_destroy(e);
-    CHECK_EQ(rc, VMATCH_OK);
-    return rc == VMATCH_OK;
+    return save(e, path);
 }
 
 /** Write a profile that has nothing to do with the test's traffic, with the layout of spec:
@@ -158,15 +173,9 @@ static int write_profile(const char *spec, const char *path)
 static int write_unrelated(const char *spec, const char *path)
 {
     static char obj[1];
-    char rec[320];
-    vmatch_engine_t *e;
-    snprintf(rec, sizeof rec, "profile.record=on nprocs=%d %s", DIFF_NPROCS, spec);
-    int rc = vmatch_create(rec, &e);
-    if (rc != VMATCH_OK) {
-        fprintf(stderr, "test_diff: vmatch_create(\"%s\") = %d: %s\n", rec, rc,
-                vmatch_last_error());
+    vmatch_engine_t *e = recorder(spec);
+    if (!e)
         return 0;
-    }
     for (uint32_t ctx = 1; ctx <= 3; ctx += 2)
         for (int32_t src = 0; src < DIFF_NPROCS; src += 3) {
             void *out;
@@ -179,10 +188,7 @@ static int write_unrelated(const char *spec, const char *path)
                 CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, ctx, src, 2), 0, obj, &out),
                          VMATCH_QUEUED);
         }
-    rc = vmatch_profile_save(e, path);
-    vmatch_destroy(e);
-    CHECK_EQ(rc, VMATCH_OK);
-    return rc == VMATCH_OK;
+    return save(e, path);
 }
 
 /** Run one pair in variant v, with the policy's keys alt (one alternative of the variant's,
