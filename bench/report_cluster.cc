@@ -32,25 +32,28 @@ namespace
 struct ClusterSpec {
     const char *label, *spec; // spec nullptr: the baseline of that name
     bool profiled;
+    bool memory; // also in part (c)
 };
 
 const char *const kClusterLabel = "cluster+llv"; // the heuristic over llv, judged
 
-const ClusterSpec kGatherSpecs[] = {
-    {"ob1", nullptr, false},
-    {"single+llv", "policy=single storage=llv", false},
-    {kHashLabel, kHashSpec, false},
-    {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true},
-    {kClusterLabel, "policy=cluster storage=llv", true},
-    {"cap=0 (no bound)", "policy=cluster storage=llv cluster.cap=0", true},
-    {"cap=1", "policy=cluster storage=llv cluster.cap=1", true},
-    {"cap=4", "policy=cluster storage=llv cluster.cap=4", true},
-    {"cluster+ll", "policy=cluster storage=ll", true},
-    {"kmeans K=2", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=2", true},
-    {"kmeans K=4", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=4", true},
-    {"kmeans K=16", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=16", true},
-    {"kmeans K=64", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=64", true},
-    {"kmeans K=128", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=128", true},
+// Every engine of part (a); memory: also one of part (c)'s.
+const ClusterSpec kSpecs[] = {
+    {"ob1", nullptr, false, true},
+    {"single+llv", "policy=single storage=llv", false, true},
+    {kHashLabel, kHashSpec, false, true},
+    {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true, true},
+    {kClusterLabel, "policy=cluster storage=llv", true, true},
+    {"cap=0 (no bound)", "policy=cluster storage=llv cluster.cap=0", true, true},
+    {"cap=1", "policy=cluster storage=llv cluster.cap=1", true, true},
+    {"cap=4", "policy=cluster storage=llv cluster.cap=4", true, true},
+    {"cluster+ll", "policy=cluster storage=ll", true, true},
+    {"kmeans K=2", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=2", true, false},
+    {"kmeans K=4", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=4", true, false},
+    {"kmeans K=16", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=16", true, true},
+    {"kmeans K=64", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=64", true, false},
+    {"kmeans K=128", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=128", true,
+     false},
 };
 
 const Workload kGathers[] = {
@@ -60,27 +63,19 @@ const Workload kGathers[] = {
 
 const char *const kStorages[] = {"ll", "lla", "llv"};
 
-const ClusterSpec kMemorySpecs[] = {
-    {"ob1", nullptr, false},
-    {"single+llv", "policy=single storage=llv", false},
-    {kHashLabel, kHashSpec, false},
-    {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true},
-    {kClusterLabel, "policy=cluster storage=llv", true},
-    {"cap=0 (no bound)", "policy=cluster storage=llv cluster.cap=0", true},
-    {"cap=1", "policy=cluster storage=llv cluster.cap=1", true},
-    {"cap=4", "policy=cluster storage=llv cluster.cap=4", true},
-    {"cluster+ll", "policy=cluster storage=ll", true},
-    {"kmeans K=16", "policy=cluster storage=llv cluster.algo=kmeans cluster.k=16", true},
-};
-
 const double kGatherTarget = 0.5, kOb1Aim = 1.5, kSparseTarget = 1.05, kMemoryTarget = 1.0;
 
 // The engines of a part: baselines by name, checked vmatch specs; profiled ones are checked
 // when their profile exists (an error shows in their cells).
-std::vector<Engine> engines(const ClusterSpec *specs, size_t n, std::vector<std::string> &notes)
+// The engines of specs (memory: only those marked for part (c)) that this build and machine
+// run.
+std::vector<Engine> engines(const ClusterSpec *specs, size_t n, bool memory,
+                            std::vector<std::string> &notes)
 {
     std::vector<Engine> out;
     for (size_t i = 0; i < n; i++) {
+        if (memory && !specs[i].memory)
+            continue;
         Engine en;
         en.label = specs[i].label;
         if (!specs[i].spec) {
@@ -258,8 +253,8 @@ ClusterSection run_cluster_section(const Options &o)
     os.reps = 3 * base; // judged against 1.05: more repetitions, as the pnp section's
     om.reps = 0;        // memory: the untimed pass alone
     section_line(o, fmt("== cluster section: hot-spot gather (%d repetitions)", og.reps));
-    s.gather.reset(new Report(
-        og, engines(kGatherSpecs, sizeof kGatherSpecs / sizeof *kGatherSpecs, s.notes)));
+    s.gather.reset(
+        new Report(og, engines(kSpecs, sizeof kSpecs / sizeof *kSpecs, false, s.notes)));
     run_part(*s.gather, std::vector<Workload>(kGathers, kGathers + 2), o);
 
     section_line(o, fmt("== cluster section: sparse neighbours and short queues (%d "
@@ -274,13 +269,13 @@ ClusterSection run_cluster_section(const Options &o)
     }
     std::vector<ClusterSpec> sp;
     for (size_t i = 0; i < names.size(); i += 2)
-        sp.push_back({names[i].c_str(), names[i + 1].c_str(), i % 4 == 2});
-    s.sparse.reset(new Report(os, engines(sp.data(), sp.size(), s.notes)));
+        sp.push_back({names[i].c_str(), names[i + 1].c_str(), i % 4 == 2, false});
+    s.sparse.reset(new Report(os, engines(sp.data(), sp.size(), false, s.notes)));
     run_part(*s.sparse, pnp_sparse_workloads(), o);
 
     section_line(o, "== cluster section: memory at the peak");
-    s.memory.reset(new Report(
-        om, engines(kMemorySpecs, sizeof kMemorySpecs / sizeof *kMemorySpecs, s.notes)));
+    s.memory.reset(
+        new Report(om, engines(kSpecs, sizeof kSpecs / sizeof *kSpecs, true, s.notes)));
     run_part(*s.memory, pnp_memory_workloads(o), o);
     return s;
 }
