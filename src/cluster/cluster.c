@@ -51,18 +51,13 @@ static int build(vm_cluster_t *s, const vm_profile_t *prof, uint32_t nprocs)
     if (!counts)
         return VMATCH_ENOMEM;
     uint64_t *keys = counts + n;
-    uint32_t *cl = (uint32_t *)(keys + n), nctx = 0, ncl = 1;
-    /* The keys with a count on this side (sorted by context: count the contexts). */
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        const vm_profile_entry_t *e = &prof->entries[i];
-        uint64_t c = s->base.side == VM_PRQ ? e->prq : e->umq;
-        if (!c)
-            continue;
-        if (!u || keys[u - 1] >> cfg->src_bits != e->ctx)
-            nctx++;
-        keys[u] = (uint64_t)e->ctx << cfg->src_bits | e->src;
-        counts[u++] = c;
+    uint32_t *cl = (uint32_t *)(keys + n), nctx, ncl = 1;
+    /* The keys with a count on this side (cl holds their entries' indices until the
+     * clustering writes it). */
+    size_t u = vm_profile_side(prof, s->base.side, cl, counts, &nctx);
+    for (size_t i = 0; i < u; i++) {
+        const vm_profile_entry_t *e = &prof->entries[cl[i]];
+        keys[i] = (uint64_t)e->ctx << cfg->src_bits | e->src;
     }
     uint64_t pop = (uint64_t)nprocs * nctx;
     int rc = s->cc->algo == VM_CLUSTER_KMEANS

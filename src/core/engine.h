@@ -64,6 +64,11 @@ void vm_profile_free(vm_profile_t *p);
  * spec: the same layout, the same nprocs when both give one, one of them giving it, every
  * source below it.  VMATCH_OK with *out to free and the nprocs in effect in *nprocs, or an
  * error (EINVAL, EIO, ENOMEM) with vm_fail's message and *out empty. */
+/* The entries of p with a count on side (VM_PRQ or VM_UMQ), in p's order: their indices into
+ * p->entries in idx and their counts in counts (room for p->n each).  Returns how many, with
+ * the number of contexts among them in *nctx. */
+size_t vm_profile_side(const vm_profile_t *p, int side, uint32_t *idx, uint64_t *counts,
+                       uint32_t *nctx);
 int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t *out,
                         uint32_t *nprocs);
 

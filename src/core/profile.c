@@ -333,6 +333,24 @@ void vm_profile_free(vm_profile_t *p)
     *p = (vm_profile_t){0};
 }
 
+size_t vm_profile_side(const vm_profile_t *p, int side, uint32_t *idx, uint64_t *counts,
+                       uint32_t *nctx)
+{
+    size_t u = 0;
+    *nctx = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const vm_profile_entry_t *e = &p->entries[i];
+        uint64_t c = side == VM_PRQ ? e->prq : e->umq;
+        if (!c)
+            continue;
+        if (!u || p->entries[idx[u - 1]].ctx != e->ctx) /* entries are sorted by (ctx, src) */
+            (*nctx)++;
+        idx[u] = (uint32_t)i;
+        counts[u++] = c;
+    }
+    return u;
+}
+
 int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t *out,
                         uint32_t *nprocs)
 {

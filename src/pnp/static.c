@@ -22,19 +22,8 @@ static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
         return VMATCH_ENOMEM;
     uint64_t *scratch = counts + n, *keys = scratch + n;
     size_t *chosen = (size_t *)(keys + n);
-    uint32_t *idx = (uint32_t *)(chosen + n), nctx = 0;
-    /* Entries with a count on this side; they are sorted by (ctx, src). */
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        const vm_profile_entry_t *e = &prof->entries[i];
-        uint64_t c = s->base.side == VM_PRQ ? e->prq : e->umq;
-        if (!c)
-            continue;
-        if (!u || prof->entries[idx[u - 1]].ctx != e->ctx)
-            nctx++;
-        idx[u] = (uint32_t)i;
-        counts[u++] = c;
-    }
+    uint32_t *idx = (uint32_t *)(chosen + n), nctx;
+    size_t u = vm_profile_side(prof, s->base.side, idx, counts, &nctx);
     size_t m = vm_pnp_choose(counts, u, (uint64_t)s->nprocs * nctx, (int)s->pc->metric,
                              s->pc->alpha, s->limit, scratch, chosen, NULL);
     /* Contexts of the partners, sorted: a context's index maps it. */
