@@ -203,32 +203,6 @@ static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
     return 1;
 }
 
-/* An exchange's append after its search found nothing (vm_policy_t.exchange). */
-static int exchange_queue(vm_cluster_t *s, vmatch_bits_t bits, vmatch_bits_t care,
-                          void *payload)
-{
-    vm_env_t *env = s->base.env;
-    int rc = cluster_append(&s->base, bits, care, 0, payload, env->seq++);
-    if (rc < 0)
-        return vm_enqueue_failed(rc);
-    env->len[s->base.side]++;
-    return VMATCH_QUEUED;
-}
-
-/* An exchange whose search needs more than one queue: a wildcard receive on the UMQ (every
- * cluster), or a message while wildcard receives are queued (its cluster and theirs). */
-__attribute__((noinline)) static int exchange_slow(vm_cluster_t *s, vm_cluster_t *q,
-                                                   vmatch_bits_t bits, vmatch_bits_t care,
-                                                   void *payload, void **out)
-{
-    vm_env_t *env = s->base.env;
-    if (cluster_match(&s->base, bits, care, 0, 1, out, &env->inspected)) {
-        env->len[s->base.side]--;
-        return VMATCH_MATCHED;
-    }
-    return exchange_queue(q, bits, care, payload);
-}
-
 /* An exchange's append on a miss: the source's queue on this side.  Out of line and reached
  * by a tail call, so that an exchange whose search side is empty (half of them on short
  * queues) saves no registers for the search. */
@@ -242,7 +216,7 @@ exchange_append(vm_cluster_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *p
                  ? q->q[vm_cluster_map_find(&q->map, src_key(q, bits))]
                  : NULL;
     if (!aq) /* not made yet */
-        return exchange_queue(q, bits, care, payload);
+        return vm_exchange_queue(&q->base, bits, care, payload);
     int rc = aq->ops->append(aq, bits, care, payload, env->seq++);
     if (rc < 0)
         return vm_enqueue_failed(rc);
@@ -276,7 +250,7 @@ static inline __attribute__((always_inline)) int search(vm_cluster_t *s, vm_clus
     vm_queue_t *sq = s->q[0];
     if (s->nq > 1) {
         if ((care & s->key_care) != s->key_care || (s->wild && s->wild->len))
-            return exchange_slow(s, q, bits, care, payload, out);
+            return vm_exchange_slow(&s->base, &q->base, bits, care, payload, out);
         sq = s->q[vm_cluster_map_find(&s->map, src_key(s, bits))];
     }
     if (sq && vm_queue_match(sq, bits, care, 1, out, &env->inspected)) {

@@ -114,6 +114,27 @@ __attribute__((noinline, cold)) int vm_enqueue_failed(int rc)
     return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
 }
 
+int vm_exchange_queue(vm_pq_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload)
+{
+    vm_env_t *env = q->env;
+    int rc = q->ops->append(q, bits, care, 0, payload, env->seq++);
+    if (rc < 0)
+        return vm_enqueue_failed(rc);
+    env->len[q->side]++;
+    return VMATCH_QUEUED;
+}
+
+int vm_exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                     void *payload, void **out)
+{
+    vm_env_t *env = sp->env;
+    if (env->len[sp->side] && sp->ops->match(sp, bits, care, 0, 1, out, &env->inspected)) {
+        env->len[sp->side]--;
+        return VMATCH_MATCHED;
+    }
+    return vm_exchange_queue(qp, bits, care, payload);
+}
+
 /* Append to a side with the next sequence number: VMATCH_QUEUED, or the storage's error.
  * The number is taken before the append: a failed append leaves a gap, which orders nothing
  * differently. */

@@ -13,6 +13,14 @@ int vm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * with this).  Returns rc. */
 int vm_enqueue_failed(int rc);
 
+/* The general exchange (vm_policy_t.exchange), for the cases a policy's own exchange leaves
+ * to it: search's match (keycare = care), then on a miss vm_exchange_queue.  Same returns. */
+int vm_exchange_slow(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
+                     void *payload, void **out);
+/* An exchange's append alone, through queue's append, after a search that found nothing:
+ * VMATCH_QUEUED, or vm_enqueue_failed's error. */
+int vm_exchange_queue(vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care, void *payload);
+
 /* Parse spec into *cfg (defaults first).  VMATCH_OK, with *cfg to release with vm_spec_free,
  * or an error with vm_fail's message and nothing to release. */
 int vm_spec_parse(const char *spec, vm_config_t *cfg);

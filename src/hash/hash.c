@@ -185,30 +185,6 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
     return match_slow(h, key, keycare, remove, payload, inspected);
 }
 
-/* An exchange's append, after the search found nothing (vm_policy_t.exchange). */
-VM_HASH_COLD static int exchange_queue(vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                                       void *payload)
-{
-    vm_env_t *env = qp->env;
-    int rc = hash_append(qp, bits, care, 0, payload, env->seq++);
-    if (rc < 0)
-        return vm_enqueue_failed(rc);
-    env->len[qp->side]++;
-    return VMATCH_QUEUED;
-}
-
-/* An exchange off its fast path: match, then append. */
-VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits,
-                                      vmatch_bits_t care, void *payload, void **out)
-{
-    vm_env_t *env = sp->env;
-    if (hash_match(sp, bits, care, 0, 1, out, &env->inspected)) {
-        env->len[sp->side]--;
-        return VMATCH_MATCHED;
-    }
-    return exchange_queue(qp, bits, care, payload);
-}
-
 /* The engine's post or arrival.  Exact traffic on hashed sides with no wildcard receive
  * queued is the fast path, which calls nothing (every other case is a tail call with its
  * arguments): the bits mixed once for the other side's line and, when that holds no
@@ -219,7 +195,7 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
     vm_env_t *env = sp->env;
     if (care != ~(vmatch_bits_t)0 || s->slow)
-        return exchange_slow(sp, qp, bits, care, payload, out);
+        return vm_exchange_slow(sp, qp, bits, care, payload, out);
     uint32_t mixed = vm_hash_mix(bits);
     if (__builtin_expect(s->len != 0, 1)) {
         vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
@@ -231,11 +207,11 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
             return VMATCH_MATCHED;
         }
         if (l->over) /* the bucket goes on in its region's queue */
-            return exchange_slow(sp, qp, bits, care, payload, out);
+            return vm_exchange_slow(sp, qp, bits, care, payload, out);
         env->inspected += compared;
     }
     if (q->slow || !append_fast(q, mixed, bits, payload, env->seq))
-        return exchange_queue(qp, bits, care, payload);
+        return vm_exchange_queue(qp, bits, care, payload);
     env->seq++;
     env->len[qp->side]++;
     return VMATCH_QUEUED;
