@@ -175,6 +175,30 @@ typedef struct {                  /* current and cumulative figures */
  * zeros. */
 void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out);
 
+/* The queues of one class under policy=unified (docs/unified.md), per side: index 0 is the
+ * PRQ, 1 the UMQ.  A collective class's first call runs through the profiling queue that all
+ * classes share; its profile then asks for `wanted` queues, and its operation's levels hold
+ * them (a level opens when a class of the operation wants more queues than the newest one has
+ * and the cap leaves room). */
+#define VMATCH_MAX_LEVELS 16
+typedef struct {
+    uint32_t op;          /* the class's operation; 0 for class 0 and unknown ids */
+    uint32_t profiled[2]; /* 1 once its first call has been profiled */
+    double traversal[2];  /* entries inspected per search of it in the profiling queue */
+    uint32_t wanted[2];   /* queues its profile asks for */
+    uint32_t levels[2];   /* levels of its operation, searched in this order */
+    uint32_t level_queues[2][VMATCH_MAX_LEVELS]; /* queues of each level */
+    uint32_t coll_queues[2]; /* queues of every level of the side, all operations */
+    uint32_t coll_cap[2];    /* their cap: unified.kc * sqrt(nprocs) */
+    uint64_t profiling[2];   /* entries in the profiling queue now, all classes */
+    uint64_t p2p_queues[2];  /* queues of the point-to-point structure (class 0) */
+} vmatch_class_stats_t;
+
+/* Fill *out for class cls (0: point-to-point; the other fields stay zero).  VMATCH_OK,
+ * VMATCH_EINVAL (NULL argument), or VMATCH_EUNSUPPORTED when the engine's policy keeps no
+ * queues per class (every policy but unified). */
+int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stats_t *out);
+
 /* Write the profile of the traffic seen so far to path (format in docs/workloads.md: a header
  * with the layout and nprocs, then one line per (context, source) with its PRQ and UMQ
  * insertion counts).  Recording must be on (spec key profile.record=on), otherwise

@@ -90,10 +90,13 @@ static uint32_t cls_of(const run_t *r, uint32_t ctx)
     return r->cls[ctx];
 }
 
-/** A context, skewed toward the first (MPI_COMM_WORLD carries most traffic). */
+/** A context, skewed toward the first (MPI_COMM_WORLD carries most traffic); the last
+ * share goes to context 2, or spreads over 2 .. nctx-1 when there are more. */
 static uint32_t pick_ctx(run_t *r)
 {
     unsigned p = rng_below(&r->g, 100);
+    if (p >= 85 && r->nctx > NCTX)
+        return 2 + rng_below(&r->g, r->nctx - 2);
     return p < 55 ? 0 : p < 85 ? 1 : 2;
 }
 
@@ -337,6 +340,35 @@ static int op_remove(run_t *r, int aim, int umq)
     return disagree(r, what, rc, NULL, wrc, NULL);
 }
 
+/** The level queues of every side stay within their cap, whichever class is asked. */
+static int check_classes(run_t *r, const char *after)
+{
+    uint64_t profiled = 0;
+    for (unsigned ctx = 0; ctx < r->nctx; ctx++) {
+        vmatch_class_stats_t cs;
+        int rc = vmatch_class_stats(r->e, r->cls[ctx], &cs);
+        if (rc != VMATCH_OK)
+            return mismatch(r, "after %s: vmatch_class_stats = %d", after, rc);
+        for (int s = 0; s < 2; s++) {
+            uint32_t sum = 0;
+            for (uint32_t l = 0; l < cs.levels[s] && l < VMATCH_MAX_LEVELS; l++)
+                sum += cs.level_queues[s][l];
+            if (cs.coll_queues[s] > cs.coll_cap[s] || sum > cs.coll_queues[s] ||
+                cs.levels[s] > VMATCH_MAX_LEVELS)
+                return mismatch(r,
+                                "after %s: side %d: %u level queues (class %u: %u in %u "
+                                "levels), cap %u",
+                                after, s, cs.coll_queues[s], r->cls[ctx], sum, cs.levels[s],
+                                cs.coll_cap[s]);
+            if (cs.coll_queues[s] > r->max_coll_queues)
+                r->max_coll_queues = cs.coll_queues[s];
+            profiled += cs.profiled[s];
+        }
+    }
+    r->n_profiled = profiled;
+    return 1;
+}
+
 /** Engine queue lengths against the model's, and the cumulative counters never fall. */
 static int check_stats(run_t *r, const char *after)
 {
@@ -353,6 +385,8 @@ static int check_stats(run_t *r, const char *after)
     if (st.partners > r->partner_bound)
         return mismatch(r, "after %s: %" PRIu64 " partners, more than the bound %" PRIu64,
                         after, st.partners, r->partner_bound);
+    if (r->class_stats && !check_classes(r, after))
+        return 0;
     r->last_searches = st.searches;
     r->last_inspected = st.inspected;
     r->max_partners = st.partners > r->max_partners ? st.partners : r->max_partners;

@@ -13,6 +13,9 @@
  * often; a handful of hot sources carry most traffic, as in halo exchanges and
  * master/worker codes, while the long tail keeps per-source queues short and numerous. */
 enum { NCTX = 3, NSRC = 200, NHOT = 4, NTAG = 8 };
+/* Runs that route by class (unified) spread the collective share of the traffic over more
+ * contexts, each its own class. */
+enum { NCTX_MAX = 8 };
 extern const int32_t hot_src[NHOT];
 
 /* Hard pressure fails every allocation, so a queue stays pinned at a slab or block edge and
@@ -41,7 +44,10 @@ typedef struct run {
     rng_t g;
     uint64_t op;      /* index of the operation being run */
     uint64_t next_id; /* payload ids handed out so far; payloads are never reused */
-    uint32_t cls[NCTX];
+    uint32_t cls[NCTX_MAX];
+    unsigned nctx;   /* contexts in use: NCTX, or up to NCTX_MAX (their classes in cls[]) */
+    int class_stats; /* check vmatch_class_stats: level queues within their cap */
+    uint64_t max_coll_queues, n_profiled; /* of the collective classes, at most / at the end */
     unsigned src_bits, tag_bits;
     vmatch_bits_t outside; /* the bits the layout leaves out (above the context) */
     int32_t max_src, max_tag;

@@ -95,6 +95,15 @@ static const struct {
       "nprocs=256 cluster.algo=kmeans cluster.k=128|nprocs=256 cluster.algo=kmeans "
       "cluster.k=1|@nprocs=256 cluster.algo=heuristic"},
      {0, 0, 0}},
+    /* unified: its collective share spread over six classes of four operations (two with
+     * two sizes each, so an operation opens levels for several classes), caps from one
+     * queue (nprocs=1) to 128 and partner caps of 1 and 4; point-to-point through hash, pnp
+     * and single. */
+    {"unified",
+     {"nprocs=256 unified.kc=1|nprocs=256 unified.p2p=pnp unified.kp=1 unified.kc=8",
+      "nprocs=16 unified.kc=1 unified.p2p=single|nprocs=1 unified.kc=1",
+      "nprocs=256 unified.p2p=pnp unified.kp=4 unified.kc=2|nprocs=4 unified.kc=64"},
+     {1, 0, 4}},
 };
 #define NPOLICY_EXTRA (sizeof policy_extra / sizeof *policy_extra)
 
@@ -260,9 +269,24 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
         r.outside = ~(vmatch_bits_t)0 << (ctx_bits + r.src_bits + r.tag_bits);
     r.max_src = (int32_t)((1u << r.src_bits) - 1);
     r.max_tag = (int32_t)((1u << r.tag_bits) - 1);
+    r.nctx = NCTX;
     r.cls[0] = 0;
     r.cls[1] = 0;
     r.cls[2] = vmatch_coll_class(r.e, VMATCH_COLL_ALLREDUCE, 4096, 64);
+    if (strcmp(policy, "unified") == 0) {
+        static const struct {
+            uint32_t op;
+            uint64_t bytes;
+        } coll[NCTX_MAX - 3] = {{VMATCH_COLL_ALLREDUCE, 8},
+                                {VMATCH_COLL_GATHER, 1024},
+                                {VMATCH_COLL_GATHER, 1 << 20},
+                                {VMATCH_COLL_BCAST, 64},
+                                {VMATCH_COLL_ALLTOALL, 8}};
+        r.nctx = ctx_bits >= 3 ? NCTX_MAX : 1u << ctx_bits; /* what the layout holds */
+        r.class_stats = 1;
+        for (unsigned c = 3; c < NCTX_MAX; c++)
+            r.cls[c] = vmatch_coll_class(r.e, coll[c - 3].op, coll[c - 3].bytes, 256);
+    }
     ref_init(&r.ref);
     /* Start growing under pressure: the first allocations of every table and queue fail. */
     next_phase(&r);
@@ -278,10 +302,17 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
         ok = drain_all(&r);
     /* pnp must have formed what it is tested for, partners and (dynamic) levels, unless the
      * run was cut short (VMATCH_DIFF_OPS). */
-    if (ok && r.partner_bound && nops >= 50000 &&
+    int want_partners = r.partner_bound && (!r.class_stats || strstr(alt, "p2p=pnp"));
+    if (ok && want_partners && nops >= 50000 &&
         (r.max_partners == 0 || (strcmp(policy, "pnp") == 0 && r.max_levels == 0))) {
         fprintf(stderr, "test_diff: %s: only %" PRIu64 " partners and %" PRIu64 " levels\n",
                 spec, r.max_partners, r.max_levels);
+        ok = 0;
+    }
+    /* unified must have profiled classes and opened levels. */
+    if (ok && r.class_stats && nops >= 50000 && (r.n_profiled == 0 || r.max_levels == 0)) {
+        fprintf(stderr, "test_diff: %s: %" PRIu64 " classes profiled, %" PRIu64 " levels\n",
+                spec, r.n_profiled, r.max_levels);
         ok = 0;
     }
     if (profile[0])
@@ -290,6 +321,10 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     if (r.partner_bound)
         snprintf(ptext, sizeof ptext, "; at most %" PRIu64 " partners, %" PRIu64 " levels",
                  r.max_partners, r.max_levels);
+    if (r.class_stats)
+        snprintf(ptext + strlen(ptext), sizeof ptext - strlen(ptext),
+                 "; %" PRIu64 " level queues at most, %" PRIu64 " levels", r.max_coll_queues,
+                 r.max_levels);
 
     printf("test_diff: %-23s v%u seed=0x%" PRIx64 " %s after %" PRIu64 " ops in %.2f s"
            " (post %" PRIu64 ", arrive %" PRIu64 ", probe %" PRIu64 ", improbe %" PRIu64

@@ -33,7 +33,7 @@ void vmatch_destroy(vmatch_engine_t *e)
         if (e->side[s])
             e->side[s]->ops->destroy(e->side[s]);
     vm_prof_free(&e->prof, &e->env.mem);
-    vm_mem_free(&e->env.mem, e->classes, e->classes_cap * sizeof *e->classes);
+    vm_mem_free(&e->env.mem, e->env.classes, e->env.classes_cap * sizeof *e->env.classes);
     vm_mem_free(&e->env.mem, e->describe, e->describe_bytes);
     vm_spec_free(&e->cfg);
     for (unsigned i = 0; i < e->env.npools; i++)
@@ -117,7 +117,7 @@ __attribute__((noinline, cold)) int vm_enqueue_failed(int rc)
 int vm_exchange_queue(vm_pq_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload)
 {
     vm_env_t *env = q->env;
-    int rc = q->ops->append(q, bits, care, 0, payload, env->seq++);
+    int rc = q->ops->append(q, bits, care, env->cls, payload, env->seq++);
     if (rc < 0)
         return vm_enqueue_failed(rc);
     env->len[q->side]++;
@@ -128,7 +128,8 @@ int vm_exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t
                      void *payload, void **out)
 {
     vm_env_t *env = sp->env;
-    if (env->len[sp->side] && sp->ops->match(sp, bits, care, 0, 1, out, &env->inspected)) {
+    if (env->len[sp->side] &&
+        sp->ops->match(sp, bits, care, env->cls, 1, out, &env->inspected)) {
         env->len[sp->side]--;
         return VMATCH_MATCHED;
     }
@@ -238,6 +239,7 @@ int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint
     if (!e || !req || !msg_out)
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
     e->searches++;
+    e->env.cls = cls;
     if (e->exchange)
         return e->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
     return post_other(e, bits, care, cls, req, msg_out);
@@ -249,6 +251,7 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
     if (!e || !msg || !req_out)
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
     e->searches++;
+    e->env.cls = cls;
     if (e->exchange)
         return e->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0, msg,
                            req_out);
@@ -299,28 +302,29 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
 {
     if (!e)
         return 0;
+    vm_env_t *env = &e->env;
     vm_class_t k = {.op = op,
                     .comm_size = comm_size,
                     .size_class = msg_bytes ? 64 - (uint32_t)__builtin_clzll(msg_bytes) : 0};
-    for (uint32_t i = 0; i < e->nclasses; i++)
-        if (e->classes[i].op == k.op && e->classes[i].comm_size == k.comm_size &&
-            e->classes[i].size_class == k.size_class)
+    for (uint32_t i = 0; i < env->nclasses; i++)
+        if (env->classes[i].op == k.op && env->classes[i].comm_size == k.comm_size &&
+            env->classes[i].size_class == k.size_class)
             return i + 1;
-    if (e->nclasses == MAX_CLASSES)
+    if (env->nclasses == MAX_CLASSES)
         return 0;
-    if (e->nclasses == e->classes_cap) {
-        uint32_t cap = e->classes_cap ? 2 * e->classes_cap : 16;
-        vm_class_t *grown = vm_mem_alloc(&e->env.mem, cap * sizeof *grown);
+    if (env->nclasses == env->classes_cap) {
+        uint32_t cap = env->classes_cap ? 2 * env->classes_cap : 16;
+        vm_class_t *grown = vm_mem_alloc(&env->mem, cap * sizeof *grown);
         if (!grown)
             return 0;
-        if (e->nclasses)
-            memcpy(grown, e->classes, e->nclasses * sizeof *grown);
-        vm_mem_free(&e->env.mem, e->classes, e->classes_cap * sizeof *grown);
-        e->classes = grown;
-        e->classes_cap = cap;
+        if (env->nclasses)
+            memcpy(grown, env->classes, env->nclasses * sizeof *grown);
+        vm_mem_free(&env->mem, env->classes, env->classes_cap * sizeof *grown);
+        env->classes = grown;
+        env->classes_cap = cap;
     }
-    e->classes[e->nclasses++] = k;
-    return e->nclasses;
+    env->classes[env->nclasses++] = k;
+    return env->nclasses;
 }
 
 /* Pack without checks: each value is cut to its field, wildcards clear care bits. */
@@ -399,4 +403,17 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     out->bytes = e->env.mem.bytes;
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->stats(e->side[s], out);
+}
+
+int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stats_t *out)
+{
+    if (!e || !out)
+        return vm_fail(VMATCH_EINVAL, "class_stats: NULL argument");
+    if (!e->cfg.policy->class_stats)
+        return vm_fail(VMATCH_EUNSUPPORTED, "class_stats: policy=%s keeps no queues per class",
+                       e->cfg.policy->name);
+    *out = (vmatch_class_stats_t){0};
+    for (int s = 0; s < 2; s++)
+        e->side[s]->ops->class_stats(e->side[s], cls, out);
+    return VMATCH_OK;
 }

@@ -80,11 +80,6 @@ size_t vm_profile_side(const vm_profile_t *p, int side, uint32_t *idx, uint64_t 
 int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t *out,
                         uint32_t *nprocs);
 
-typedef struct vm_class {
-    uint32_t op, comm_size;
-    uint32_t size_class;
-} vm_class_t;
-
 /* The layout as masks and shifts, worked out once: vmatch_mpi_msg / _recv run on every
  * operation of a port. */
 typedef struct vm_packing {
@@ -101,8 +96,6 @@ struct vmatch_engine {
     int (*exchange)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, void **);
     uint64_t searches; /* the lengths, sequence numbers and entries inspected are in env */
     vm_prof_table_t prof;
-    vm_class_t *classes;
-    uint32_t nclasses, classes_cap;
     char *describe; /* vmatch_describe's text */
     size_t describe_bytes;
 };

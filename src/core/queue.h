@@ -42,6 +42,12 @@ typedef struct vm_config {
     _Alignas(16) unsigned char mod[VM_MODULE_CFG_BYTES];
 } vm_config_t;
 
+/* A collective class (vmatch_coll_class): its id is its index in vm_env_t.classes + 1. */
+typedef struct vm_class {
+    uint32_t op, comm_size;
+    uint32_t size_class;
+} vm_class_t;
+
 /* What a storage or policy gets from its engine: the config and the memory. */
 typedef struct vm_env {
     const vm_config_t *cfg;
@@ -49,7 +55,10 @@ typedef struct vm_env {
     /* The engine's counts, which a policy's exchange keeps as the engine would: */
     uint64_t len[2]; /* entries of each side (VM_PRQ, VM_UMQ): an empty side is not searched */
     uint64_t seq;    /* the next sequence number */
-    uint64_t inspected;            /* entries compared by every search, for vmatch_stats */
+    uint64_t inspected; /* entries compared by every search, for vmatch_stats */
+    uint32_t cls;       /* the class of the post or arrival in progress (exchange) */
+    uint32_t nclasses, classes_cap;
+    vm_class_t *classes;           /* the classes vmatch_coll_class handed out, in id order */
     vm_pool_t pools[VM_MAX_POOLS]; /* one per object size, made on demand */
     unsigned npools;
 } vm_env_t;
@@ -185,13 +194,16 @@ struct vm_policy {
      * env->len[queue->side] and return VMATCH_QUEUED; or return vm_enqueue_failed's error
      * (engine.h) with both sides and the lengths as they were.  Compared entries count in
      * env->inspected.  The engine uses it for every post and arrival while profile.record is
-     * off; it passes no class, so a policy that places entries by class leaves it NULL. */
+     * off; the call's class is in env->cls (vm_exchange_slow passes it on). */
     int (*exchange)(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
                     void *payload, void **out);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
     int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
     /* Add this side's queues, partners and levels to *acc. */
     void (*stats)(const vm_pq_t *p, vmatch_stats_t *acc);
+    /* Optional: fill this side's part of *out (index p->side) for class cls.  NULL: the
+     * policy keeps no queues per class (vmatch_class_stats says VMATCH_EUNSUPPORTED). */
+    void (*class_stats)(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *out);
 };
 
 #endif

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#define VM_MODULES(X) X(llv) X(lla) X(ll) X(hash) X(single) X(pnp) X(cluster)
+#define VM_MODULES(X) X(llv) X(lla) X(ll) X(hash) X(single) X(pnp) X(cluster) X(unified)
 
 #define DECLARE(name) extern const vm_module_t vm_##name##_module;
 #define ADDRESS(name) &vm_##name##_module,

@@ -344,7 +344,8 @@ static void pnp_destroy(vm_pq_t *p)
     vm_mem_free(mem, s, sizeof *s);
 }
 
-static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
+/* cap: c of the c * sqrt(nprocs) partner bound, 0 for pnp.cap (dynamic only). */
+static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static, uint32_t cap)
 {
     const vm_config_t *cfg = env->cfg;
     if (!is_static && !cfg->nprocs)
@@ -374,7 +375,8 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
         s->retry = UINT64_MAX; /* no extraction */
         rc = vm_pnp_load_profile(s);
     } else if (rc == VMATCH_OK) {
-        s->limit = (uint32_t)vm_isqrt((uint64_t)s->pc->cap * s->pc->cap * cfg->nprocs);
+        uint64_t c = cap ? cap : s->pc->cap;
+        s->limit = (uint32_t)vm_isqrt(c * c * cfg->nprocs);
         s->nslots = s->limit + s->limit / 2 + 1;
         s->table = vm_mem_calloc(&env->mem, table_bytes(s));
         rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;
@@ -390,12 +392,17 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static)
 
 static int pnp_create(vm_env_t *env, int side, vm_pq_t **out)
 {
-    return create(env, side, out, 0);
+    return create(env, side, out, 0, 0);
+}
+
+int vm_pnp_create_capped(vm_env_t *env, int side, uint32_t cap, vm_pq_t **out)
+{
+    return create(env, side, out, 0, cap);
 }
 
 static int pnp_static_create(vm_env_t *env, int side, vm_pq_t **out)
 {
-    return create(env, side, out, 1);
+    return create(env, side, out, 1, 0);
 }
 
 /* Queue an entry once partners exist, or when it makes the shared queue reach the

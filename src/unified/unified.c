@@ -1,0 +1,179 @@
+/* unified.c -- policy=unified: point-to-point traffic (class 0) in a side of hash, pnp or
+ * single, collective classes in the profiling queue and the levels of levels.c.  Its keys
+ * and statistics. */
+#include "unified.h"
+
+#include "engine.h"
+#include "pnp.h"
+
+extern const vm_policy_t vm_unified_policy;
+
+static vm_unified_t *of(vm_pq_t *p)
+{
+    return (vm_unified_t *)p;
+}
+
+static void unified_destroy(vm_pq_t *p)
+{
+    vm_unified_t *s = of(p);
+    vm_mem_t *mem = &p->env->mem;
+    if (s->p2p)
+        s->p2p->ops->destroy(s->p2p);
+    if (s->pq)
+        s->pq->ops->destroy(s->pq);
+    vm_unified_free_levels(s);
+    vm_mem_free(mem, s->cls, s->ncls * sizeof *s->cls);
+    vm_mem_free(mem, s, sizeof *s);
+}
+
+static int unified_create(vm_env_t *env, int side, vm_pq_t **out)
+{
+    const vm_config_t *cfg = env->cfg;
+    const vm_unified_config_t *uc = vm_module_cfg(cfg, &vm_unified_module);
+    if (!cfg->nprocs)
+        return vm_fail(VMATCH_EINVAL, "spec: policy=unified needs nprocs=N (its queues are "
+                                      "bounded by unified.kc * sqrt(N))");
+    vm_unified_t *s = vm_mem_calloc(&env->mem, sizeof *s);
+    if (!s)
+        return VMATCH_ENOMEM;
+    s->base = (vm_pq_t){.ops = &vm_unified_policy, .env = env, .side = side};
+    s->cap = (uint32_t)vm_isqrt((uint64_t)uc->kc * uc->kc * cfg->nprocs);
+    s->src_shift = cfg->tag_bits;
+    s->src_mask = cfg->src_bits >= 64 ? ~0ull : (1ull << cfg->src_bits) - 1;
+    s->src_care = s->src_mask << s->src_shift;
+    int rc = uc->p2p == VM_UNIFIED_PNP ? vm_pnp_create_capped(env, side, uc->kp, &s->p2p)
+             : uc->p2p == VM_UNIFIED_SINGLE
+                 ? vm_policy_find("single")->create(env, side, &s->p2p)
+                 : vm_policy_find("hash")->create(env, side, &s->p2p);
+    if (rc < 0) {
+        s->p2p = NULL;
+        unified_destroy(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return VMATCH_OK;
+}
+
+static int unified_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                          void *payload, uint64_t seq)
+{
+    vm_unified_t *s = of(p);
+    if (!cls)
+        return s->p2p->ops->append(s->p2p, bits, care, 0, payload, seq);
+    return vm_unified_append(s, bits, care, cls, payload, seq);
+}
+
+static int unified_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                         int remove, void **payload, uint64_t *inspected)
+{
+    vm_unified_t *s = of(p);
+    if (!cls)
+        return s->p2p->ops->match(s->p2p, key, keycare, 0, remove, payload, inspected);
+    return vm_unified_match(s, key, keycare, cls, remove, payload, inspected);
+}
+
+/* Point-to-point traffic takes the exchange of its structure when it has one (hash); the
+ * rest goes through match and append with the call's class. */
+static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                            void *payload, void **out)
+{
+    vm_pq_t *p2p = of(sp)->p2p;
+    if (!sp->env->cls && p2p->ops->exchange)
+        return p2p->ops->exchange(p2p, of(qp)->p2p, bits, care, payload, out);
+    return vm_exchange_slow(sp, qp, bits, care, payload, out);
+}
+
+static int unified_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    vm_unified_t *s = of(p);
+    return s->p2p->ops->remove_payload(s->p2p, payload, inspected) ||
+           vm_unified_remove(s, payload, inspected);
+}
+
+/* Queues made now (the profiling queue, level queues that hold entries), the point-to-point
+ * structure's, and the levels of every operation. */
+static void unified_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+{
+    const vm_unified_t *s = (const vm_unified_t *)p;
+    s->p2p->ops->stats(s->p2p, acc);
+    acc->queues += s->pq != NULL;
+    for (uint32_t gi = 0; gi < s->ngroups; gi++) {
+        const vm_unified_group_t *g = s->groups[gi];
+        acc->levels += g->nlevels;
+        for (uint32_t li = 0; li < g->nlevels; li++) {
+            const vm_unified_level_t *l = &g->level[li];
+            for (uint32_t i = 0; l->q && i < l->nq; i++)
+                acc->queues += l->q[i] != NULL;
+            acc->queues += l->wild != NULL;
+        }
+    }
+}
+
+static void unified_class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *out)
+{
+    const vm_unified_t *s = (const vm_unified_t *)p;
+    int side = p->side;
+    vmatch_stats_t p2p = {0};
+    s->p2p->ops->stats(s->p2p, &p2p);
+    out->p2p_queues[side] = p2p.queues;
+    out->coll_queues[side] = s->queues;
+    out->coll_cap[side] = s->cap;
+    out->profiling[side] = s->pq ? s->pq->len : 0;
+    const vm_env_t *env = p->env;
+    if (cls && cls <= env->nclasses)
+        out->op = env->classes[cls - 1].op;
+    if (!cls || cls >= s->ncls)
+        return;
+    const vm_unified_class_t *c = &s->cls[cls];
+    out->profiled[side] = c->state >= UN_PROFILED;
+    out->traversal[side] = c->searches ? (double)c->inspected / (double)c->searches : 0;
+    out->wanted[side] = c->state >= UN_PROFILED ? c->wanted : 0;
+    const vm_unified_group_t *g = c->group ? s->groups[c->group - 1] : NULL;
+    out->levels[side] = g ? g->nlevels : 0;
+    for (uint32_t i = 0; g && i < g->nlevels; i++)
+        out->level_queues[side][i] = g->level[i].nq;
+}
+
+const vm_policy_t vm_unified_policy = {
+    .name = "unified",
+    .create = unified_create,
+    .destroy = unified_destroy,
+    .append = unified_append,
+    .match = unified_match,
+    .exchange = unified_exchange,
+    .remove_payload = unified_remove_payload,
+    .stats = unified_stats,
+    .class_stats = unified_class_stats,
+};
+
+/* ---- keys ---- */
+
+const char *const vm_unified_p2p_words[] = {"hash", "pnp", "single", NULL};
+
+/* kc = kp = 8: the thesis's choice (§5.3.3), where collective queues gained most at a cap
+ * that stays scalable. */
+static const vm_unified_config_t unified_default = {.p2p = VM_UNIFIED_HASH, .kc = 8, .kp = 8};
+
+#define FIELD(f) offsetof(vm_unified_config_t, f)
+
+static const vm_key_t unified_keys[] = {
+    {"unified.p2p", VM_KEY_WORD, FIELD(p2p), .words = vm_unified_p2p_words,
+     .help = "`unified`: the structure point-to-point traffic (class 0) goes to"},
+    {"unified.kc", VM_KEY_UINT, FIELD(kc), 1, 1024,
+     .help = "`unified`: the levels of all collective classes hold at most ⌊kc·√nprocs⌋ "
+             "queues per side"},
+    {"unified.kp", VM_KEY_UINT, FIELD(kp), 1, 1024,
+     .help = "`unified` with `unified.p2p=pnp`: at most ⌊kp·√nprocs⌋ partners per side "
+             "(replaces `pnp.cap`)"},
+};
+
+static const vm_policy_t *const unified_policies[] = {&vm_unified_policy, NULL};
+
+const vm_module_t vm_unified_module = {
+    .prefix = "unified",
+    .keys = unified_keys,
+    .nkeys = sizeof unified_keys / sizeof unified_keys[0],
+    .cfg_size = sizeof(vm_unified_config_t),
+    .cfg_default = &unified_default,
+    .policies = unified_policies,
+};
