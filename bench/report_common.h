@@ -105,6 +105,7 @@ struct Options {
     bool pnp = true, main_suite = true; // --no-pnp, --pnp-only
     bool tagperf = true;                // --no-tagperf (--tagperf-only: the others off)
     bool cluster = true;                // --no-cluster (--cluster-only: the others off)
+    bool unified = true;                // --no-unified (--unified-only: the others off)
     bool reps_given = false;
     int reps = 0; // 0: the default of the mode
     // The yardstick (mpich) runs in only this many of the repetitions, spread evenly over

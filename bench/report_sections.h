@@ -1,7 +1,8 @@
 // report_sections.h -- the sections of vmatch_report's output, as main runs them: the
 // workload table (report_workloads.cc), the pnp section (report_pnp.cc, its gather part in
 // report_pnp_gather.cc), the tag-perf section (report_tagperf.cc), the targets of issues 11
-// (report_lean.cc) and 12 (report_hash.cc) and the files of the report folder
+// (report_lean.cc) and 12 (report_hash.cc), the cluster and unified sections
+// (report_cluster.cc, report_unified.cc) and the files of the report folder
 // (report_files.cc).
 #pragma once
 
@@ -76,6 +77,21 @@ void print_cluster_section(FILE *f, const ClusterSection &s, bool legend);
 // Its targets ("cluster: ..." lines).
 std::vector<Target> cluster_targets(const ClusterSection &s);
 void list_cluster_workloads(FILE *f, const Options &o);
+
+// ---- the unified section (issue 14), report_unified.cc ----
+
+struct UnifiedSection {
+    std::unique_ptr<Report> coll, mixed, memory;
+    std::vector<std::string> notes;
+};
+
+// Runs the three parts, a line on stdout as each starts.
+UnifiedSection run_unified_section(const Options &o);
+// The section's tables (legend: with their explanations).
+void print_unified_section(FILE *f, const UnifiedSection &s, bool legend);
+// Its targets ("unified: ..." lines).
+std::vector<Target> unified_targets(const UnifiedSection &s);
+void list_unified_workloads(FILE *f, const Options &o);
 
 // ---- issue 11 ----
 

@@ -76,6 +76,8 @@ static void usage(FILE *f)
         "  --no-tagperf  leave out the tag-perf section; --tagperf-only: run only it\n"
         "  --no-cluster  leave out the cluster section (issue 13, policy=cluster);\n"
         "                --cluster-only: run only it\n"
+        "  --no-unified  leave out the unified section (issue 14, policy=unified);\n"
+        "                --unified-only: run only it\n"
         "  --log FILE    the progress of every workload and the tables with their legends go\n"
         "                to FILE; the terminal gets a line per section and the bare tables\n"
         "  --summary FILE  append the target lines (met / missed) to FILE instead of printing\n"
@@ -140,18 +142,28 @@ static bool parse_args(int argc, char **argv, Options &o, bool &help)
             o.main_suite = false;
             o.tagperf = false;
             o.cluster = false;
+            o.unified = false;
         } else if (a == "--no-tagperf") {
             o.tagperf = false;
         } else if (a == "--tagperf-only") {
             o.main_suite = false;
             o.pnp = false;
             o.cluster = false;
+            o.unified = false;
         } else if (a == "--no-cluster") {
             o.cluster = false;
         } else if (a == "--cluster-only") {
             o.main_suite = false;
             o.pnp = false;
             o.tagperf = false;
+            o.unified = false;
+        } else if (a == "--no-unified") {
+            o.unified = false;
+        } else if (a == "--unified-only") {
+            o.main_suite = false;
+            o.pnp = false;
+            o.tagperf = false;
+            o.cluster = false;
         } else if (a == "--min-ms" && more) {
             o.min_ms = atof(argv[++i]);
         } else if (a == "--budget" && more) {
@@ -247,6 +259,8 @@ int main(int argc, char **argv)
             list_pnp_workloads(stdout, o);
         if (o.cluster)
             list_cluster_workloads(stdout, o);
+        if (o.unified)
+            list_unified_workloads(stdout, o);
         if (o.tagperf)
             printf("tag-perf section: n = 1, 2, 4, ... 8192 distinct tags, expected and "
                    "unexpected (vmatch_report --help)\n");
@@ -314,6 +328,16 @@ int main(int argc, char **argv)
         fprintf(o.log, "cluster section time: %.0f s (%.0f s of CPU)\n",
                 (double)(vm_wl_now_ns() - c0) / 1e9, (double)(vm_wl_cpu_ns() - u0) / 1e9);
     }
+    UnifiedSection un;
+    if (o.unified) {
+        uint64_t c0 = vm_wl_now_ns(), u0 = vm_wl_cpu_ns();
+        un = run_unified_section(o);
+        print_unified_section(o.log, un, true);
+        if (brief)
+            print_unified_section(stdout, un, false);
+        fprintf(o.log, "unified section time: %.0f s (%.0f s of CPU)\n",
+                (double)(vm_wl_now_ns() - c0) / 1e9, (double)(vm_wl_cpu_ns() - u0) / 1e9);
+    }
     std::vector<Target> lean =
         lean_targets(o.main_suite ? &rep : nullptr, o.pnp ? &pnp : nullptr);
     targets.insert(targets.end(), lean.begin(), lean.end());
@@ -323,6 +347,10 @@ int main(int argc, char **argv)
     if (o.cluster) {
         std::vector<Target> ct = cluster_targets(cl);
         targets.insert(targets.end(), ct.begin(), ct.end());
+    }
+    if (o.unified) {
+        std::vector<Target> ut = unified_targets(un);
+        targets.insert(targets.end(), ut.begin(), ut.end());
     }
     fflush(stdout);
     FILE *tf = nullptr;
@@ -348,6 +376,8 @@ int main(int argc, char **argv)
                 print_tagperf(tf, tp, true);
             if (o.cluster)
                 print_cluster_section(tf, cl, true);
+            if (o.unified)
+                print_unified_section(tf, un, true);
         }
         if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes, parts, &tp) ||
             (plot && !write_plot(o.out, rep, m))) {
@@ -372,6 +402,9 @@ int main(int argc, char **argv)
         all.push_back(p.rep);
     if (o.cluster)
         for (const Report *r : {cl.gather.get(), cl.sparse.get(), cl.memory.get()})
+            all.push_back(r);
+    if (o.unified)
+        for (const Report *r : {un.coll.get(), un.mixed.get(), un.memory.get()})
             all.push_back(r);
     for (const Report *r : all) {
         failed |= r->failed();

@@ -101,17 +101,18 @@ static void test_gather_levels(void)
     CHECK_EQ(cs.coll_queues[0], cs.wanted[0]);
     CHECK(second * 20 < first); /* about one entry per search instead of 128 */
     vmatch_stats(e, &st);
-    CHECK_EQ(st.queues, empty.queues); /* drained: no level queue and no profiling queue */
+    /* Drained: the level's queues hold no entry and no block, only their headers. */
+    CHECK(st.queues <= empty.queues + 1 + cs.wanted[0] + cs.wanted[1]);
     CHECK_EQ(st.levels, 1);
     CHECK_EQ(st.posted + st.unexpected, 0);
 
-    /* A drained class holds no queue; what its queues took stays in the engine's pools for
-     * the next call (as for every policy), so a third call takes nothing more. */
+    /* What the queues of a drained class took stays in the engine's pools for the next call
+     * (as for every policy), so a third call takes nothing more. */
     vmatch_stats_t again;
     CHECK(gather(e, g, 256) * 20 < first);
     vmatch_stats(e, &again);
     CHECK_EQ(again.bytes, st.bytes);
-    CHECK_EQ(again.queues, empty.queues);
+    CHECK_EQ(again.queues, st.queues);
 
     /* The same operation at a larger size and more ranks wants more queues: a second level;
      * a smaller one does not open one. */

@@ -249,6 +249,17 @@ static void test_mixed(void)
     CHECK(r.ctx_coll > 0 && r.ctx_coll < t.n);
     CHECK(r.wild_src > 0);
     CHECK_EQ(t.nclasses, 3); /* p2p, allreduce, bcast */
+    size_t plain = t.n;
+    free(r.out);
+    vm_trace_free(&t);
+
+    /* With a linear gather every 4 steps (3 calls, 63 receives each at the root) and a linear
+     * alltoall every 6 (2 calls, 63 receives each): two more classes, the same queues
+     * drained. */
+    t = run_ref("mixed P=64 k=6 steps=12 bcast=3 any=50 gather=4 alltoall=6", &r);
+    check_drained("mixed with gathers and alltoalls", &r);
+    CHECK_EQ(t.nclasses, 5);
+    CHECK_EQ(t.n, plain + 2 * (3 + 2) * 63);
     free(r.out);
     vm_trace_free(&t);
 }

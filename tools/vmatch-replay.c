@@ -100,6 +100,42 @@ static double quantile(const double *v, int n, double q)
     return i + 1 < n ? s[i] + (pos - i) * (s[i + 1] - s[i]) : s[i];
 }
 
+/** Engine s's queues per collective class of trace t after its replay (policy=unified;
+ * other policies keep none per class and print nothing): the profile and the levels. */
+static void print_classes(vmatch_engine_t *e, int s, const vm_trace_t *t)
+{
+    vmatch_class_stats_t cs;
+    if (vmatch_class_stats(e, 0, &cs) != VMATCH_OK)
+        return;
+    printf("engine #%d: queues per class (PRQ | UMQ): point-to-point %llu | %llu queues; level "
+           "queues %u | %u of %u; %llu | %llu entries left in the profiling queue\n",
+           s + 1, (unsigned long long)cs.p2p_queues[0], (unsigned long long)cs.p2p_queues[1],
+           cs.coll_queues[0], cs.coll_queues[1], cs.coll_cap[0],
+           (unsigned long long)cs.profiling[0], (unsigned long long)cs.profiling[1]);
+    for (size_t i = 1; i < t->nclasses; i++) {
+        const vm_trace_class_t *c = &t->classes[i];
+        uint32_t id = vmatch_coll_class(e, c->op, c->bytes, c->comm_size);
+        if (vmatch_class_stats(e, id, &cs) != VMATCH_OK)
+            continue;
+        printf("  class %u (op %u, %llu bytes, %u ranks):", id, c->op,
+               (unsigned long long)c->bytes, c->comm_size);
+        for (int side = 0; side < 2; side++) {
+            printf(" %s", side ? "| UMQ" : "PRQ");
+            if (!cs.profiled[side]) {
+                printf(" not profiled");
+                continue;
+            }
+            printf(" %.1f inspected per search, wants %u; levels", cs.traversal[side],
+                   cs.wanted[side]);
+            for (uint32_t l = 0; l < cs.levels[side] && l < VMATCH_MAX_LEVELS; l++)
+                printf(" %u", cs.level_queues[side][l]);
+            if (!cs.levels[side])
+                printf(" none");
+        }
+        printf("\n");
+    }
+}
+
 /** Make an engine, or print why not. */
 static vmatch_engine_t *make_engine(const engine_t *en)
 {
@@ -215,6 +251,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "vmatch-replay: engine %d (%s): %s\n", s + 1, en->spec, err);
             return 1;
         }
+        print_classes(e, s, &t);
         vmatch_destroy(e);
         en->first_diff = s ? vm_wl_first_difference(first, out, t.n) : t.n;
         en->agrees = en->first_diff == t.n;

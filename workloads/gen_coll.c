@@ -44,7 +44,7 @@ static uint32_t log2_floor(uint32_t x)
 
 /* Linear (without synchronization): the root posts a receive for every other rank, in rank
  * order, then waits for all; the others only send. */
-static int64_t gather_linear(wl_coll_t *c, int64_t T)
+int64_t wl_gather_linear(wl_coll_t *c, int64_t T)
 {
     if (c->rank != 0)
         return T + WL_STEP;
@@ -271,7 +271,7 @@ static int64_t allgather_ring(wl_coll_t *c, int64_t T)
 /* Linear: post P-1 receives first, from r+1, r+2, ... (wrapping), then send to r+1, r+2,
  * ...: peer q reaches the rank at position (r - q - 1) mod P of its sends, so the rank's
  * left neighbour, whose receive was posted last, sends first. */
-static int64_t alltoall_linear(wl_coll_t *c, int64_t T)
+int64_t wl_alltoall_linear(wl_coll_t *c, int64_t T)
 {
     int64_t end = T;
     for (uint32_t i = 1; i < c->P; i++) {
@@ -373,7 +373,7 @@ static int gen_coll(wl_gen_ctx_t *g, const wl_gen_t *self, const long long *v, c
 }
 
 #define ALGO(id, f, op, rule) static const coll_algo_t id = {f, op, rule}
-ALGO(a_gather_linear, gather_linear, VMATCH_COLL_GATHER, RANK_ROOT);
+ALGO(a_gather_linear, wl_gather_linear, VMATCH_COLL_GATHER, RANK_ROOT);
 ALGO(a_gather_binomial, gather_binomial, VMATCH_COLL_GATHER, RANK_ROOT);
 ALGO(a_bcast_binomial, bcast_binomial_impl, VMATCH_COLL_BCAST, RANK_LAST);
 ALGO(a_bcast_pipeline, bcast_pipeline, VMATCH_COLL_BCAST, RANK_LAST);
@@ -383,7 +383,7 @@ ALGO(a_allreduce_rab, allreduce_rab, VMATCH_COLL_ALLREDUCE, RANK_ONE);
 ALGO(a_allreduce_rm, allreduce_rm, VMATCH_COLL_ALLREDUCE, RANK_ONE);
 ALGO(a_allgather_bruck, allgather_bruck, VMATCH_COLL_ALLGATHER, RANK_ONE);
 ALGO(a_allgather_ring, allgather_ring, VMATCH_COLL_ALLGATHER, RANK_ONE);
-ALGO(a_alltoall_linear, alltoall_linear, VMATCH_COLL_ALLTOALL, RANK_ONE);
+ALGO(a_alltoall_linear, wl_alltoall_linear, VMATCH_COLL_ALLTOALL, RANK_ONE);
 ALGO(a_alltoall_pairwise, alltoall_pairwise, VMATCH_COLL_ALLTOALL, RANK_ONE);
 ALGO(a_barrier_flat, barrier_flat, VMATCH_COLL_BARRIER, RANK_ROOT);
 

@@ -102,6 +102,8 @@ typedef struct wl_coll {
 typedef int64_t (*wl_coll_fn)(wl_coll_t *c, int64_t T);
 
 int64_t wl_allreduce_rd(wl_coll_t *c, int64_t T);
+int64_t wl_gather_linear(wl_coll_t *c, int64_t T); /* the rank is the root when rank 0 */
+int64_t wl_alltoall_linear(wl_coll_t *c, int64_t T);
 int64_t wl_bcast_binomial(wl_coll_t *c, int64_t T);
 
 /* ---- generator entry points ---- */

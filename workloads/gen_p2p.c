@@ -339,8 +339,10 @@ oom:
 /* ---- mixed: point-to-point and collectives interleaved ----
  * Each step is a halo exchange with the neighbours (context 0), an MPI_Allreduce of `bytes`
  * by recursive doubling (context 1), every `bcast` steps an MPI_Bcast of 64 KiB down a
- * binomial tree, and in `any` percent of the steps an MPI_ANY_SOURCE control receive that
- * one partner answers: the unified design's case of both kinds of traffic in one process. */
+ * binomial tree, every `gather` steps a linear MPI_Gather of 8 bytes rooted at the rank,
+ * every `alltoall` steps a linear MPI_Alltoall of 8 bytes, and in `any` percent of the steps
+ * an MPI_ANY_SOURCE control receive that one partner answers: the unified design's case of
+ * both kinds of traffic in one process. */
 enum {
     MX_P,
     MX_K,
@@ -350,6 +352,8 @@ enum {
     MX_BYTES,
     MX_BCAST,
     MX_ANY,
+    MX_GATHER,
+    MX_ALLTOALL,
     MX_SKEW,
     MX_RANK,
     MX_SEED,
@@ -364,6 +368,8 @@ static const wl_pdef_t mx_params[MX_N] = {
     [MX_BYTES] = {"bytes", 8, 0, 1LL << 40, NULL},
     [MX_BCAST] = {"bcast", 5, 0, 1000000, NULL},
     [MX_ANY] = {"any", 20, 0, 100, NULL},
+    [MX_GATHER] = {"gather", 0, 0, 1000000, NULL},
+    [MX_ALLTOALL] = {"alltoall", 0, 0, 1000000, NULL},
     [MX_SKEW] = {"skew", 50, 0, 1000, NULL},
     [MX_RANK] = {"rank", -1, -1, (1 << 20) - 1, NULL},
     [MX_SEED] = {"seed", 1, 0, 1LL << 62, NULL},
@@ -385,6 +391,13 @@ static int gen_mixed(wl_gen_ctx_t *g, const wl_gen_t *self, const long long *v, 
     wl_coll_t bc = {g, P, r, BCAST_BYTES, 0, VMATCH_COLL_BCAST, 0, skew, 0, 0};
     ar.cls = vm_trace_class(g->t, VMATCH_COLL_ALLREDUCE, ar.bytes, P);
     bc.cls = vm_trace_class(g->t, VMATCH_COLL_BCAST, bc.bytes, P);
+    /* Rank 0 of the gather is its root: this rank, in the gather's own numbering. */
+    wl_coll_t ga = {g, P, 0, 8, 0, VMATCH_COLL_GATHER, 0, skew, 0, 0};
+    wl_coll_t aa = {g, P, r, 8, 0, VMATCH_COLL_ALLTOALL, 0, skew, 0, 0};
+    if (v[MX_GATHER]) /* only then: the other traces keep their class tables */
+        ga.cls = vm_trace_class(g->t, VMATCH_COLL_GATHER, ga.bytes, P);
+    if (v[MX_ALLTOALL])
+        aa.cls = vm_trace_class(g->t, VMATCH_COLL_ALLTOALL, aa.bytes, P);
     uint64_t steps = (uint64_t)v[MX_STEPS];
     for (uint64_t s = 0; s < steps && !wl_over_budget(g, s, steps); s++) {
         if (np && wl_below(g, 100) < (uint32_t)v[MX_ANY]) {
@@ -399,6 +412,14 @@ static int gen_mixed(wl_gen_ctx_t *g, const wl_gen_t *self, const long long *v, 
         if (v[MX_BCAST] && s % (uint64_t)v[MX_BCAST] == 0) {
             bc.call = s;
             T = wl_bcast_binomial(&bc, T);
+        }
+        if (v[MX_GATHER] && s % (uint64_t)v[MX_GATHER] == 0) {
+            ga.call = s;
+            T = wl_gather_linear(&ga, T);
+        }
+        if (v[MX_ALLTOALL] && s % (uint64_t)v[MX_ALLTOALL] == 0) {
+            aa.call = s;
+            T = wl_alltoall_linear(&aa, T);
         }
     }
     return 0;

@@ -3,16 +3,11 @@
  * Algorithm 5.2).  unified.h says why the search order keeps MPI's. */
 #include "unified.h"
 
+#include "engine.h"
+
 #include <string.h>
 
 /* ---- small helpers ---- */
-
-/* x mod d for a 32-bit x without a division, magic = UINT64_MAX / d + 1 (Lemire, Kaser and
- * Kurz 2019); exact for every 32-bit x and d. */
-static inline uint32_t fastmod(uint32_t x, uint64_t magic, uint32_t d)
-{
-    return (uint32_t)(((unsigned __int128)(magic * x) * d) >> 64);
-}
 
 static vm_mem_t *mem_of(vm_unified_t *s)
 {
@@ -48,41 +43,37 @@ static int track(vm_unified_t *s, uint32_t cls)
 
 /* ---- profiling ---- */
 
-/* The class's first call is over: it wants as many queues as entries its searches compared
- * on average (the thesis: then a search compares about one). */
+/* The class's first call is over.  It wants as many queues as entries its searches compared
+ * on average (the thesis: then a search compares about one), and at least enough that its
+ * largest burst fits the lines of its buckets (a bucket's line holds VM_UNIFIED_WAYS
+ * entries; past them, entries go to the bucket's overflow queue, a slower path). */
 static void finish_profile(vm_unified_t *s, vm_unified_class_t *c)
 {
     uint64_t avg = c->searches ? (c->inspected + c->searches - 1) / c->searches : 1;
-    c->wanted = (uint32_t)(avg < 1 ? 1 : avg > UINT32_MAX ? UINT32_MAX : avg);
+    uint64_t fit = (c->peak + VM_UNIFIED_WAYS - 1) / VM_UNIFIED_WAYS;
+    uint64_t want = avg > fit ? avg : fit;
+    c->wanted = (uint32_t)(want < 1 ? 1 : want > UINT32_MAX ? UINT32_MAX : want);
     c->state = UN_PROFILED;
     s->profiling--;
 }
 
 /* An entry of class c (NULL: of a class not known, a cancel's) left the profiling queue.
  * A class's first call ends when its last entry there leaves; when the queue empties, every
- * class still profiling ends too (a cancel may have taken its last entry unseen).  An empty
- * profiling queue is given back. */
+ * class still profiling ends too (a cancel may have taken its last entry unseen). */
 static void left_pq(vm_unified_t *s, vm_unified_class_t *c)
 {
     if (c && c->in_pq && --c->in_pq == 0 && c->state == UN_PROFILING)
         finish_profile(s, c);
-    if (s->pq->len)
+    if (s->pq->len || !s->profiling)
         return;
-    for (uint32_t i = 0; s->profiling && i < s->ncls; i++)
+    for (uint32_t i = 0; i < s->ncls; i++) {
         if (s->cls[i].state == UN_PROFILING)
             finish_profile(s, &s->cls[i]);
-    for (uint32_t i = 0; i < s->ncls; i++)
         s->cls[i].in_pq = 0;
-    s->pq->ops->destroy(s->pq);
-    s->pq = NULL;
+    }
 }
 
 /* ---- levels ---- */
-
-static vm_unified_group_t *group_of(vm_unified_t *s, const vm_unified_class_t *c)
-{
-    return c->group ? s->groups[c->group - 1] : NULL;
-}
 
 /* The group of operation op, made when make is set.  NULL when there is none (or no
  * memory). */
@@ -125,107 +116,55 @@ static int place(vm_unified_t *s, vm_unified_class_t *c, uint32_t cls)
     vm_unified_group_t *g = gi ? s->groups[gi - 1] : NULL;
     uint32_t newest = g && g->nlevels ? g->level[g->nlevels - 1].nq : 0;
     if (nq > newest && (!g || g->nlevels < VMATCH_MAX_LEVELS)) {
-        if (!g) {
-            gi = find_group(s, op, 1);
-            if (!gi)
-                return VMATCH_ENOMEM;
-            g = s->groups[gi - 1];
+        vm_unified_bucket_t *b = vm_mem_alloc_line(mem_of(s), nq * sizeof *b);
+        if (!b || (!g && !(gi = find_group(s, op, 1)))) {
+            if (b)
+                vm_mem_free_line(mem_of(s), b, nq * sizeof *b);
+            return VMATCH_ENOMEM;
         }
-        g->level[g->nlevels++] = (vm_unified_level_t){.nq = nq, .magic = UINT64_MAX / nq + 1};
+        memset(b, 0, nq * sizeof *b);
+        g = s->groups[gi - 1];
+        g->level[g->nlevels++] =
+            (vm_unified_level_t){.b = b, .nq = nq, .magic = UINT64_MAX / nq + 1};
         s->queues += nq;
     }
-    c->group = gi;
+    c->group = g;
     c->state = UN_PLACED;
     return VMATCH_OK;
 }
 
-static uint32_t src_of(const vm_unified_t *s, vmatch_bits_t bits)
+/* The oldest match in level l (which holds entries).  An exact search of a known source
+ * reads its bucket's line, then its overflow queue; the rest is buckets.c's. */
+static inline int level_match(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_t key,
+                              vmatch_bits_t keycare, int remove, void **payload,
+                              uint64_t *inspected)
 {
-    return (uint32_t)((bits >> s->src_shift) & s->src_mask);
-}
-
-/* Append to the newest level of g.  OK or an error (the level as it was). */
-static int level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_t bits,
-                        vmatch_bits_t care, void *payload, uint64_t seq)
-{
-    if (!l->q && !(l->q = vm_mem_calloc(mem_of(s), l->nq * sizeof *l->q)))
-        return VMATCH_ENOMEM;
-    vm_queue_t **q = (care & s->src_care) != s->src_care
-                         ? &l->wild
-                         : &l->q[fastmod(src_of(s, bits), l->magic, l->nq)];
-    int rc = vm_queue_append_new(s->base.env, s->base.side, q, bits, care, payload, seq);
-    if (rc == VMATCH_OK)
-        l->len++;
-    else if (!l->len) {
-        vm_mem_free(mem_of(s), l->q, l->nq * sizeof *l->q);
-        l->q = NULL;
-    }
-    return rc;
-}
-
-/* After a removal from *q of level l: an empty queue is destroyed, an empty level gives
- * back its queue array. */
-static void level_removed(vm_unified_t *s, vm_unified_level_t *l, vm_queue_t **q)
-{
-    if (!(*q)->len) {
-        (*q)->ops->destroy(*q);
-        *q = NULL;
-    }
-    if (--l->len == 0) {
-        vm_mem_free(mem_of(s), l->q, l->nq * sizeof *l->q);
-        l->q = NULL;
-    }
-}
-
-/* Keep in *best the older of the hits so far and the first match in q. */
-static void consider(vm_queue_t **q, vmatch_bits_t key, vmatch_bits_t keycare, vm_hit_t *best,
-                     vm_queue_t ***where, uint64_t *inspected)
-{
-    vm_hit_t hit;
-    if (*q && (*q)->len && (*q)->ops->find(*q, key, keycare, &hit, inspected) &&
-        (!*where || hit.seq < best->seq)) {
-        *best = hit;
-        *where = q;
-    }
-}
-
-/* The oldest match in level l.  A search that knows the source looks in that source's queue
- * (and, for an arrival, in the wildcard receives); one that does not looks in every queue. */
-static int level_match(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_t key,
-                       vmatch_bits_t keycare, int remove, void **payload, uint64_t *inspected)
-{
-    int arrival = s->base.side == VM_PRQ;
-    vm_queue_t **where = NULL;
-    vm_hit_t best;
-    if (arrival || (keycare & s->src_care) == s->src_care) {
-        vm_queue_t **q = &l->q[fastmod(src_of(s, key), l->magic, l->nq)];
-        if (!l->wild) { /* one queue to look in: its own take, no sequence numbers */
-            if (!*q || !vm_queue_match(*q, key, keycare, remove, payload, inspected))
-                return 0;
-            if (remove)
-                level_removed(s, l, q);
-            return 1;
-        }
-        consider(q, key, keycare, &best, &where, inspected);
-        consider(&l->wild, key, keycare, &best, &where, inspected);
-    } else {
-        for (uint32_t i = 0; i < l->nq; i++)
-            consider(&l->q[i], key, keycare, &best, &where, inspected);
-    }
-    if (!where)
+    int prq = s->base.side == VM_PRQ;
+    if ((l->wild && l->wild->len) || (!prq && (keycare & s->src_care) != s->src_care))
+        return vm_unified_level_match_any(s, l, key, keycare, remove, payload, inspected);
+    vm_unified_bucket_t *b = vm_unified_bucket(s, l, key);
+    int w = vm_unified_way(b, key, prq ? ~(vmatch_bits_t)0 : keycare, inspected);
+    if (w >= 0) {
+        *payload = b->payload[w];
+        if (remove)
+            b->payload[w] = NULL;
+    } else if (!b->nover ||
+               !vm_queue_match(b->over, key, keycare, remove, payload, inspected)) {
         return 0;
-    *payload = best.payload;
-    if (remove) {
-        (*where)->ops->remove(*where, &best);
-        level_removed(s, l, where);
+    } else if (remove) {
+        b->nover--;
     }
+    if (remove && --l->len == 0 && l->nq > VM_UNIFIED_KEEP)
+        vm_unified_level_release(s, l);
     return 1;
 }
 
 /* ---- the collective part of the policy ---- */
 
-int vm_unified_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                      void *payload, uint64_t seq)
+/* An append that is not to an existing queue of a placed class's newest level. */
+static __attribute__((noinline)) int append_other(vm_unified_t *s, vmatch_bits_t bits,
+                                                  vmatch_bits_t care, uint32_t cls,
+                                                  void *payload, uint64_t seq)
 {
     vm_unified_class_t *c = NULL;
     if (cls < VM_UNIFIED_MAX_CLASSES) {
@@ -235,9 +174,10 @@ int vm_unified_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t care, u
         c = &s->cls[cls];
         if (c->state == UN_PROFILED && (rc = place(s, c, cls)) < 0)
             return rc;
-        vm_unified_group_t *g = group_of(s, c);
+        vm_unified_group_t *g = c->group;
         if (c->state == UN_PLACED && g && g->nlevels)
-            return level_append(s, &g->level[g->nlevels - 1], bits, care, payload, seq);
+            return vm_unified_level_append(s, &g->level[g->nlevels - 1], bits, care, payload,
+                                           seq);
     }
     int rc = vm_queue_append_new(s->base.env, s->base.side, &s->pq, bits, care, payload, seq);
     if (rc < 0 || !c)
@@ -247,11 +187,21 @@ int vm_unified_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t care, u
         c->state = UN_PROFILING;
         s->profiling++;
     }
+    if (c->state == UN_PROFILING) {
+        c->peak = c->in_pq > c->peak ? c->in_pq : c->peak;
+        /* Calls that overlap (peers running ahead) may never leave the queue empty: a call
+         * at one rank appends about comm_size entries at most, so that many end it too. */
+        uint32_t n = cls <= s->base.env->nclasses ? s->base.env->classes[cls - 1].comm_size : 0;
+        if (++c->appends > (uint64_t)n + 1 && n)
+            finish_profile(s, c);
+    }
     return VMATCH_OK;
 }
 
-int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
-                     int remove, void **payload, uint64_t *inspected)
+/* A search whose class may have entries in the profiling queue, or is not tracked. */
+static __attribute__((noinline)) int match_pq(vm_unified_t *s, vmatch_bits_t key,
+                                              vmatch_bits_t keycare, uint32_t cls, int remove,
+                                              void **payload, uint64_t *inspected)
 {
     vm_unified_class_t *c = cls < s->ncls ? &s->cls[cls] : NULL;
     if (!c && cls < VM_UNIFIED_MAX_CLASSES)
@@ -268,12 +218,75 @@ int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, 
         if (found)
             return 1;
     }
-    vm_unified_group_t *g = c ? group_of(s, c) : NULL;
+    vm_unified_group_t *g = c ? c->group : NULL;
     for (uint32_t i = 0; g && i < g->nlevels; i++)
         if (g->level[i].len &&
             level_match(s, &g->level[i], key, keycare, remove, payload, inspected))
             return 1;
     return 0;
+}
+
+static inline int coll_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t care,
+                              uint32_t cls, void *payload, uint64_t seq)
+{
+    vm_unified_class_t *c = cls < s->ncls ? &s->cls[cls] : NULL;
+    vm_unified_group_t *g = c && c->state == UN_PLACED ? c->group : NULL;
+    vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
+    if (l && l->b && (s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0)) {
+        vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
+        for (int w = 0; !b->nover && w < VM_UNIFIED_WAYS; w++)
+            if (!b->payload[w]) {
+                b->bits[w] = bits;
+                b->payload[w] = payload;
+                b->seq[w] = seq;
+                l->len++;
+                return VMATCH_OK;
+            }
+    }
+    return append_other(s, bits, care, cls, payload, seq);
+}
+
+static inline int coll_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare,
+                             uint32_t cls, int remove, void **payload, uint64_t *inspected)
+{
+    vm_unified_class_t *c = cls < s->ncls ? &s->cls[cls] : NULL;
+    if (!c || c->in_pq)
+        return match_pq(s, key, keycare, cls, remove, payload, inspected);
+    vm_unified_group_t *g = c->group;
+    for (uint32_t i = 0; g && i < g->nlevels; i++)
+        if (g->level[i].len &&
+            level_match(s, &g->level[i], key, keycare, remove, payload, inspected))
+            return 1;
+    return 0;
+}
+
+int vm_unified_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                      void *payload, uint64_t seq)
+{
+    return coll_append(s, bits, care, cls, payload, seq);
+}
+
+int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                     int remove, void **payload, uint64_t *inspected)
+{
+    return coll_match(s, key, keycare, cls, remove, payload, inspected);
+}
+
+int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
+                        vmatch_bits_t care, void *payload, void **out)
+{
+    vm_env_t *env = s->base.env;
+    uint32_t cls = env->cls;
+    if (env->len[s->base.side] && coll_match(s, bits, care, cls, 1, out, &env->inspected)) {
+        env->len[s->base.side]--;
+        return VMATCH_MATCHED;
+    }
+    int rc = coll_append(q, bits, care, cls, payload, env->seq);
+    if (rc < 0)
+        return vm_enqueue_failed(rc);
+    env->seq++;
+    env->len[q->base.side]++;
+    return VMATCH_QUEUED;
 }
 
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected)
@@ -286,17 +299,10 @@ int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected)
     }
     for (uint32_t gi = 0; gi < s->ngroups; gi++) {
         vm_unified_group_t *g = s->groups[gi];
-        for (uint32_t li = 0; li < g->nlevels; li++) {
-            vm_unified_level_t *l = &g->level[li];
-            for (uint32_t i = 0; l->len && i <= l->nq; i++) {
-                vm_queue_t **q = i < l->nq ? &l->q[i] : &l->wild;
-                if (*q && (*q)->ops->find_payload(*q, payload, &hit, inspected)) {
-                    (*q)->ops->remove(*q, &hit);
-                    level_removed(s, l, q);
-                    return 1;
-                }
-            }
-        }
+        for (uint32_t li = 0; li < g->nlevels; li++)
+            if (g->level[li].len &&
+                vm_unified_level_remove(s, &g->level[li], payload, inspected))
+                return 1;
     }
     return 0;
 }
@@ -305,16 +311,8 @@ void vm_unified_free_levels(vm_unified_t *s)
 {
     for (uint32_t gi = 0; gi < s->ngroups; gi++) {
         vm_unified_group_t *g = s->groups[gi];
-        for (uint32_t li = 0; li < g->nlevels; li++) {
-            vm_unified_level_t *l = &g->level[li];
-            for (uint32_t i = 0; l->q && i < l->nq; i++)
-                if (l->q[i])
-                    l->q[i]->ops->destroy(l->q[i]);
-            if (l->wild)
-                l->wild->ops->destroy(l->wild);
-            if (l->q)
-                vm_mem_free(mem_of(s), l->q, l->nq * sizeof *l->q);
-        }
+        for (uint32_t li = 0; li < g->nlevels; li++)
+            vm_unified_level_free(s, &g->level[li]);
         vm_mem_free(mem_of(s), g, sizeof *g);
     }
     vm_mem_free(mem_of(s), s->groups, s->groups_cap * sizeof *s->groups);

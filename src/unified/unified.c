@@ -72,13 +72,15 @@ static int unified_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
     return vm_unified_match(s, key, keycare, cls, remove, payload, inspected);
 }
 
-/* Point-to-point traffic takes the exchange of its structure when it has one (hash); the
- * rest goes through match and append with the call's class. */
+/* Point-to-point traffic takes the exchange of its structure when it has one (hash),
+ * collective traffic levels.c's. */
 static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
                             void *payload, void **out)
 {
     vm_pq_t *p2p = of(sp)->p2p;
-    if (!sp->env->cls && p2p->ops->exchange)
+    if (sp->env->cls)
+        return vm_unified_exchange(of(sp), of(qp), bits, care, payload, out);
+    if (p2p->ops->exchange)
         return p2p->ops->exchange(p2p, of(qp)->p2p, bits, care, payload, out);
     return vm_exchange_slow(sp, qp, bits, care, payload, out);
 }
@@ -100,12 +102,8 @@ static void unified_stats(const vm_pq_t *p, vmatch_stats_t *acc)
     for (uint32_t gi = 0; gi < s->ngroups; gi++) {
         const vm_unified_group_t *g = s->groups[gi];
         acc->levels += g->nlevels;
-        for (uint32_t li = 0; li < g->nlevels; li++) {
-            const vm_unified_level_t *l = &g->level[li];
-            for (uint32_t i = 0; l->q && i < l->nq; i++)
-                acc->queues += l->q[i] != NULL;
-            acc->queues += l->wild != NULL;
-        }
+        for (uint32_t li = 0; li < g->nlevels; li++)
+            acc->queues += vm_unified_level_queues(&g->level[li]);
     }
 }
 
@@ -128,7 +126,7 @@ static void unified_class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_sta
     out->profiled[side] = c->state >= UN_PROFILED;
     out->traversal[side] = c->searches ? (double)c->inspected / (double)c->searches : 0;
     out->wanted[side] = c->state >= UN_PROFILED ? c->wanted : 0;
-    const vm_unified_group_t *g = c->group ? s->groups[c->group - 1] : NULL;
+    const vm_unified_group_t *g = c->group;
     out->levels[side] = g ? g->nlevels : 0;
     for (uint32_t i = 0; g && i < g->nlevels; i++)
         out->level_queues[side][i] = g->level[i].nq;
@@ -150,9 +148,11 @@ const vm_policy_t vm_unified_policy = {
 
 const char *const vm_unified_p2p_words[] = {"hash", "pnp", "single", NULL};
 
-/* kc = kp = 8: the thesis's choice (§5.3.3), where collective queues gained most at a cap
- * that stays scalable. */
-static const vm_unified_config_t unified_default = {.p2p = VM_UNIFIED_HASH, .kc = 8, .kp = 8};
+/* kp = 8: the thesis's choice (§5.3.3).  kc = 32, four times the thesis's 8: its queues were
+ * lists, where a few entries per queue cost little; a bucket here is a cache line of two
+ * entries, and past them a search takes the bucket's overflow queue, so a linear gather at
+ * P = 2048 wants about P / 2 buckets (docs/unified.md, "Caps"). */
+static const vm_unified_config_t unified_default = {.p2p = VM_UNIFIED_HASH, .kc = 32, .kp = 8};
 
 #define FIELD(f) offsetof(vm_unified_config_t, f)
 

@@ -44,25 +44,49 @@ enum vm_unified_state {
 };
 
 typedef struct vm_unified_class {
-    uint8_t state;      /* enum vm_unified_state */
-    uint32_t group;     /* its operation's index in groups[] + 1; 0 before it is placed */
-    uint32_t wanted;    /* queues its profile asks for */
+    struct vm_unified_group *group; /* its operation's levels; NULL before it is placed */
+    uint8_t state;                  /* enum vm_unified_state */
+    uint32_t wanted;                /* queues its profile asks for */
     uint64_t in_pq;     /* its entries in the profiling queue (never fewer than there are) */
     uint64_t searches;  /* while profiling: searches of it in the profiling queue, */
-    uint64_t inspected; /* and the entries they compared */
+    uint64_t inspected; /* the entries they compared, */
+    uint64_t peak;      /* the most of its entries the queue held at once, */
+    uint64_t appends;   /* and its entries appended there */
 } vm_unified_class_t;
 
-/* A level: nq queues, each made by its first entry and destroyed when it empties; the queue
- * array itself only while the level holds entries, so a drained level is bookkeeping. */
+/* A queue of a level, in one cache line: its first VM_UNIFIED_WAYS exact entries (every
+ * message, receives whose care is all ones) in the line, the rest in its overflow queue of
+ * the storage.  An entry goes into the line only while the overflow queue is empty, so the
+ * line's entries are older than the queue's; among themselves their sequence numbers order
+ * them.  (The layout of policy=hash's buckets, indexed here by source rank.) */
+#define VM_UNIFIED_WAYS 2
+typedef struct vm_unified_bucket {
+    vmatch_bits_t bits[VM_UNIFIED_WAYS];
+    void *payload[VM_UNIFIED_WAYS]; /* NULL: the way is free (payloads are never NULL) */
+    uint64_t seq[VM_UNIFIED_WAYS];
+    vm_queue_t *over; /* NULL until the bucket's first overflow */
+    uint64_t nover;   /* entries in over */
+} vm_unified_bucket_t;
+
+_Static_assert(sizeof(vm_unified_bucket_t) == 64, "a bucket is one cache line");
+
+/* Levels of at most this many queues keep their buckets when they drain (a short-queue
+ * collective fills and drains its level at every call); larger ones give them back. */
+#define VM_UNIFIED_KEEP 8
+
+/* A level: nq queues (buckets), an entry in queue (source mod nq); receives whose care does
+ * not cover the source in the wildcard queue.  NULL buckets: a drained level that gave them
+ * back (bookkeeping alone). */
 typedef struct vm_unified_level {
-    vm_queue_t **q;
+    vm_unified_bucket_t *b;
     vm_queue_t *wild; /* PRQ: receives whose care does not cover the source */
     uint64_t len;
     uint64_t magic; /* for src mod nq without a division (Lemire's fastmod) */
     uint32_t nq;
 } vm_unified_level_t;
 
-/* A collective operation's levels, oldest first. */
+/* A collective operation's levels, oldest first (allocated one by one: classes point at
+ * them). */
 typedef struct vm_unified_group {
     uint32_t op, nlevels;
     vm_unified_level_t level[VMATCH_MAX_LEVELS];
@@ -83,12 +107,58 @@ typedef struct vm_unified {
     vmatch_bits_t src_care; /* the same bits in place */
 } vm_unified_t;
 
+/* The bucket of bits in level l: source mod nq (x mod d for a 32-bit x by magic =
+ * UINT64_MAX / d + 1: Lemire, Kaser and Kurz 2019, exact for every 32-bit x and d). */
+static inline vm_unified_bucket_t *
+vm_unified_bucket(const vm_unified_t *s, const vm_unified_level_t *l, vmatch_bits_t bits)
+{
+    uint32_t src = (uint32_t)((bits >> s->src_shift) & s->src_mask);
+    return &l->b[(uint32_t)(((unsigned __int128)(l->magic * src) * l->nq) >> 64)];
+}
+
+/* The way of b with the oldest entry whose bits agree with key where m is set, or -1.  Adds
+ * the ways compared to *inspected. */
+static inline int vm_unified_way(const vm_unified_bucket_t *b, vmatch_bits_t key,
+                                 vmatch_bits_t m, uint64_t *inspected)
+{
+    int w = -1;
+    for (int i = 0; i < VM_UNIFIED_WAYS; i++)
+        if (b->payload[i]) {
+            ++*inspected;
+            if (!((b->bits[i] ^ key) & m) && (w < 0 || b->seq[i] < b->seq[w]))
+                w = i;
+        }
+    return w;
+}
+
+/* A level's queues (buckets.c).  append: OK or an error (the level as it was); match and
+ * remove: 1 with the payload, or 0; match_any handles what the inline fast paths of
+ * levels.c leave: wildcard receives queued in the level, or a search that does not know the
+ * source. */
+int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_t bits,
+                            vmatch_bits_t care, void *payload, uint64_t seq);
+int vm_unified_level_match_any(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_t key,
+                               vmatch_bits_t keycare, int remove, void **payload,
+                               uint64_t *inspected);
+int vm_unified_level_remove(vm_unified_t *s, vm_unified_level_t *l, const void *payload,
+                            uint64_t *inspected);
+/* After an entry left level l: a drained level of more than VM_UNIFIED_KEEP queues gives its
+ * buckets back. */
+void vm_unified_level_release(vm_unified_t *s, vm_unified_level_t *l);
+void vm_unified_level_free(vm_unified_t *s, vm_unified_level_t *l);
+/* Queues the level holds now: its buckets, their overflow queues and its wildcard queue. */
+uint64_t vm_unified_level_queues(const vm_unified_level_t *l);
+
 /* The collective part (levels.c).  Same contracts as the policy's append and match, for a
  * class other than 0. */
 int vm_unified_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                       void *payload, uint64_t seq);
 int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                      int remove, void **payload, uint64_t *inspected);
+/* The exchange (vm_policy_t) of a collective class, env->cls: s is the side searched, q the
+ * side of the entry. */
+int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
+                        vmatch_bits_t care, void *payload, void **out);
 /* Remove the collective entry with this payload: 1, or 0 when there is none. */
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected);
 /* Free every level and group. */

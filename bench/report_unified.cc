@@ -1,0 +1,305 @@
+// report_unified.cc -- the unified section of the report (issue 14): policy=unified, each
+// collective class profiled in a shared queue, then given levels of queues by source rank,
+// point-to-point traffic in its own structure (thesis chapter 5).
+//
+// Three parts, run like the workload report (reference check, untimed pass, interleaved
+// timed repetitions with a new instance each, so every timed replay pays for the profiling
+// call, ratios within each repetition):
+//   collectives  a linear gather of P = 2048 repeated 20 times (target: unified+llv /
+//                single+llv <= 0.3), and short-queue collectives, recursive doubling
+//                P = 64, ring and Bruck (unified / single <= 1.05, over llv); unified over
+//                ll against single over ll shows the thesis's setting (linked lists);
+//   mixed        the report's point-to-point mix and a P = 1024 mix with a linear gather
+//                every 10 steps and a linear alltoall every 20 among the neighbour
+//                exchanges: unified (unified.p2p = hash, pnp, single) against the best of
+//                single, pnp, hash and cluster over llv (target <= 1.0);
+//   memory       bytes and queues at the peak against ob1 at N = 1024 and 4096: linear
+//                gathers (collective classes) and the pnp section's rows (every peer with 4
+//                point-to-point receives pending); target bytes <= 1.0 x ob1.
+
+#include "report_sections.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace vmr
+{
+
+namespace
+{
+
+struct Spec {
+    const char *label, *spec; // spec nullptr: the baseline of that name
+    bool profiled;
+};
+
+const char *const kUnified = "unified+llv"; // the default unified (p2p=hash), judged
+
+const Spec kCollSpecs[] = {
+    {"single+llv", "policy=single storage=llv", false},
+    {kUnified, "policy=unified storage=llv", false},
+    {"single+ll", "policy=single storage=ll", false},
+    {"unified+ll", "policy=unified storage=ll", false},
+    {kHashLabel, kHashSpec, false},
+    {"ob1", nullptr, false},
+    {"ucx", nullptr, false},
+};
+
+// The contenders of the mixed target first (kContenders of them), then the others.
+const Spec kMixSpecs[] = {
+    {"single+llv", "policy=single storage=llv", false},
+    {"pnp+llv", "policy=pnp storage=llv", false},
+    {kHashLabel, kHashSpec, false},
+    {"cluster+llv", "policy=cluster storage=llv", true},
+    {kUnified, "policy=unified storage=llv", false},
+    {"unified p2p=pnp", "policy=unified storage=llv unified.p2p=pnp", false},
+    {"unified p2p=single", "policy=unified storage=llv unified.p2p=single", false},
+    {"ob1", nullptr, false},
+    {"ucx", nullptr, false},
+};
+const size_t kContenders = 4;
+
+const Spec kMemSpecs[] = {
+    {"ob1", nullptr, false},
+    {kUnified, "policy=unified storage=llv", false},
+    {"single+llv", "policy=single storage=llv", false},
+    {kHashLabel, kHashSpec, false},
+};
+
+const Workload kGatherRow = {"gather-linear P=2048 x20", "gather-linear P=2048 calls=20"};
+const Workload kShortRows[] = {
+    {"allreduce-rd P=64", "allreduce-rd P=64 calls=1000"},
+    {"allreduce-ring P=64", "allreduce-ring P=64 calls=80"},
+    {"allgather-bruck P=64", "allgather-bruck P=64 calls=1000"},
+};
+const Workload kMixRows[] = {
+    {"mixed", "mixed P=512 k=26 steps=200"},
+    {"mixed P=1024 gather+alltoall", "mixed P=1024 k=26 steps=200 gather=10 alltoall=20"},
+};
+const Workload kCollMemRows[] = {
+    {"gather-linear P=1024", "gather-linear P=1024 calls=3"},
+    {"gather-linear P=4096", "gather-linear P=4096 calls=3"},
+};
+
+const double kGatherTarget = 0.3, kShortTarget = 1.05, kMixTarget = 1.0, kMemTarget = 1.0;
+
+std::vector<Engine> engines(const Spec *specs, size_t n, std::vector<std::string> &notes)
+{
+    std::vector<Engine> out;
+    for (size_t i = 0; i < n; i++) {
+        Engine en;
+        en.label = specs[i].label;
+        if (!specs[i].spec) {
+            for (const vmb::BaselineInfo &b : vmb::baselines())
+                if (en.label == b.name) {
+                    en.base = &b;
+                    en.resolved = b.models;
+                }
+            if (en.base)
+                out.push_back(en);
+            continue;
+        }
+        en.spec = specs[i].spec;
+        en.profiled = specs[i].profiled;
+        std::string why;
+        if (en.profiled) {
+            en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
+                          kRecorderSpec + ")";
+        } else if (!check_spec(en.spec, en.resolved, why)) {
+            notes.push_back(fmt("unified section: %s (\"%s\") left out: %s", specs[i].label,
+                                specs[i].spec, why.c_str()));
+            continue;
+        }
+        out.push_back(en);
+    }
+    return out;
+}
+
+void run_rows(Report &rep, const std::vector<Workload> &list, const Options &o)
+{
+    std::vector<Workload> keep;
+    for (const Workload &x : list)
+        if (o.only.empty() || strstr(x.name, o.only.c_str()))
+            keep.push_back(x);
+    for (size_t i = 0; i < keep.size(); i++)
+        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
+}
+
+// a / b of the times within each repetition as "0.42±3%" (med: the median), or why not.
+std::string time_ratio(const Row &row, size_t a, size_t b, double *med = nullptr)
+{
+    if (a >= row.cells.size() || b >= row.cells.size())
+        return "-";
+    std::string bad = cell_problem(row.cells[a]);
+    if (bad.empty())
+        bad = cell_problem(row.cells[b]);
+    double m, sp;
+    if (!bad.empty() || !rep_speedup(row.cells[a], row.cells[b], m, sp))
+        return bad.empty() ? "-" : bad;
+    if (med)
+        *med = m;
+    return fmt("%.3f±%.0f%%", m, sp);
+}
+
+// One table per row: every engine's ns/op, its time over ref's, entries inspected per
+// search, queues and KiB at the peak.
+void print_part(FILE *f, const Report &rep, const char *ref)
+{
+    const std::vector<Engine> &en = rep.engines();
+    size_t r = find_engine(rep, ref);
+    for (const Row &row : rep.rows()) {
+        fprintf(f, "\n%s: %zu ops, %llu entries at the peak\n", row.name.c_str(), row.ops,
+                (unsigned long long)row.ref.max_pending);
+        fprintf(f, "  %-20s %8s %13s %9s %6s %8s\n", "engine", "ns/op",
+                fmt("/ %s", ref).c_str(), "inspected", "queues", "KiB");
+        for (size_t i = 0; i < en.size(); i++) {
+            const Cell &c = row.cells[i];
+            std::string bad = cell_problem(c);
+            if (!bad.empty()) {
+                fprintf(f, "  %-20s %8s  %s\n", en[i].label.c_str(), bad.c_str(),
+                        c.error.c_str());
+                continue;
+            }
+            fprintf(f, "  %-20s %8.1f %s %9.1f %6llu %8.1f\n", en[i].label.c_str(),
+                    median_ns(c), pad(i == r ? "1" : time_ratio(row, i, r), 13).c_str(),
+                    c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN,
+                    (unsigned long long)c.m.queues_peak, (double)c.m.bytes_peak / 1024);
+        }
+    }
+}
+
+Target ratio_target(const Row &row, const Report &rep, const char *a, const char *b,
+                    double target)
+{
+    double m = NAN;
+    Target t;
+    t.what = fmt("unified: %s: %s / %s <= %.2f", row.name.c_str(), a, b, target);
+    t.figure = time_ratio(row, find_engine(rep, a), find_engine(rep, b), &m);
+    t.verdict = std::isnan(m) ? "no figure" : m <= target ? "met" : "missed";
+    return t;
+}
+
+} // namespace
+
+UnifiedSection run_unified_section(const Options &o)
+{
+    UnifiedSection s;
+    Options oc = o, om = o;
+    oc.reps = o.reps_given ? o.reps : o.full ? 15 : 9;
+    oc.fresh = true; // each timed replay profiles again
+    om.reps = 0;     // memory: the untimed pass alone
+    section_line(o, fmt("== unified section: collectives (%d repetitions)", oc.reps));
+    s.coll.reset(new Report(oc, engines(kCollSpecs, std::size(kCollSpecs), s.notes)));
+    std::vector<Workload> rows = {kGatherRow};
+    rows.insert(rows.end(), std::begin(kShortRows), std::end(kShortRows));
+    run_rows(*s.coll, rows, o);
+
+    section_line(o, fmt("== unified section: point-to-point mixed with collectives (%d "
+                        "repetitions)",
+                        oc.reps));
+    s.mixed.reset(new Report(oc, engines(kMixSpecs, std::size(kMixSpecs), s.notes)));
+    run_rows(*s.mixed, std::vector<Workload>(std::begin(kMixRows), std::end(kMixRows)), o);
+
+    section_line(o, "== unified section: memory at the peak");
+    s.memory.reset(new Report(om, engines(kMemSpecs, std::size(kMemSpecs), s.notes)));
+    std::vector<Workload> mem(std::begin(kCollMemRows), std::end(kCollMemRows));
+    for (const Workload &w : pnp_memory_workloads(o))
+        mem.push_back(w);
+    run_rows(*s.memory, mem, o);
+    return s;
+}
+
+void print_unified_section(FILE *f, const UnifiedSection &s, bool legend)
+{
+    if (legend) {
+        fprintf(f, "\n== unified: collective classes in levels of queues, point-to-point apart "
+                   "(issue 14)\n");
+        fprintf(f,
+                "ns/op: median CPU ns per operation over %d repetitions, each a new instance "
+                "(so each\npays for its classes' profiling calls); / X: the engine's time over "
+                "X's within each\nrepetition, median ±half the interquartile range; inspected: "
+                "entries compared per search;\nqueues, KiB: vmatch_stats (the baselines' "
+                "counts) at the peak.  unified+llv is\npolicy=unified with its defaults "
+                "(unified.p2p=hash, unified.kc=8).\n",
+                s.coll->options().reps);
+    }
+    fprintf(f, "\nunified (a): collectives, against single over the same storage\n");
+    print_part(f, *s.coll, "single+llv");
+    fprintf(f, "\nunified (b): point-to-point mixed with collectives\n");
+    print_part(f, *s.mixed, kHashLabel);
+    fprintf(f, "\nunified (c): memory at the peak (untimed)\n");
+    print_part(f, *s.memory, "ob1");
+    for (const std::string &n : s.notes)
+        fprintf(f, "note: %s\n", n.c_str());
+}
+
+std::vector<Target> unified_targets(const UnifiedSection &s)
+{
+    std::vector<Target> out;
+    const Report &c = *s.coll;
+    for (const Row &row : c.rows()) {
+        bool gather = row.name == kGatherRow.name;
+        out.push_back(ratio_target(row, c, kUnified, "single+llv",
+                                   gather ? kGatherTarget : kShortTarget));
+    }
+    const Report &m = *s.mixed;
+    size_t u = find_engine(m, kUnified);
+    for (const Row &row : m.rows()) {
+        // The fastest contender of this row by median time, then the ratio to it.
+        size_t best = (size_t)-1;
+        for (size_t i = 0; i < kContenders && i < m.engines().size(); i++) {
+            size_t k = find_engine(m, kMixSpecs[i].label);
+            if (k < row.cells.size() && cell_problem(row.cells[k]).empty() &&
+                (best == (size_t)-1 || median_ns(row.cells[k]) < median_ns(row.cells[best])))
+                best = k;
+        }
+        Target t;
+        double med = NAN;
+        t.what =
+            fmt("unified: %s: unified+llv / the best of single, pnp, hash, cluster <= %.2f",
+                row.name.c_str(), kMixTarget);
+        t.figure = best == (size_t)-1 ? "-" : time_ratio(row, u, best, &med);
+        if (best != (size_t)-1)
+            t.figure += " (vs " + m.engines()[best].label + ")";
+        t.verdict = std::isnan(med) ? "no figure" : med <= kMixTarget ? "met" : "missed";
+        out.push_back(t);
+    }
+    const Report &mr = *s.memory;
+    size_t mu = find_engine(mr, kUnified), mo = find_engine(mr, "ob1");
+    for (const Row &row : mr.rows()) {
+        Target t;
+        t.what = fmt("unified: memory %s: unified+llv bytes / ob1 <= %.2f", row.name.c_str(),
+                     kMemTarget);
+        if (mu >= row.cells.size() || mo >= row.cells.size() || !row.cells[mu].ok ||
+            !row.cells[mo].ok) {
+            t.verdict = "no figure";
+            t.figure = "-";
+        } else {
+            const Cell &a = row.cells[mu], &b = row.cells[mo];
+            double r = (double)a.m.bytes_peak / (double)b.m.bytes_peak;
+            t.figure =
+                fmt("%.2f (%llu / %llu bytes; queues %llu / %llu)", r,
+                    (unsigned long long)a.m.bytes_peak, (unsigned long long)b.m.bytes_peak,
+                    (unsigned long long)a.m.queues_peak, (unsigned long long)b.m.queues_peak);
+            t.verdict = r <= kMemTarget ? "met" : "missed";
+        }
+        out.push_back(t);
+    }
+    return out;
+}
+
+void list_unified_workloads(FILE *f, const Options &o)
+{
+    fprintf(f, "unified section:\n");
+    fprintf(f, "  %-30s %s\n", kGatherRow.name, kGatherRow.spec);
+    for (const Workload &w : kShortRows)
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    for (const Workload &w : kMixRows)
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    for (const Workload &w : kCollMemRows)
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    for (const Workload &w : pnp_memory_workloads(o))
+        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+}
+
+} // namespace vmr
