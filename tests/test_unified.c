@@ -192,6 +192,28 @@ static void test_order_across_levels(void)
     vmatch_destroy(e);
 }
 
+/* A class whose calls grow past what its profile saw overflows its buckets: its operation
+ * opens levels of twice the queues, up to the cap, and the answers stay in order. */
+static void test_growth(void)
+{
+    vmatch_engine_t *e = make("policy=unified nprocs=256 unified.kc=4"); /* 64 queues */
+    uint32_t g = vmatch_coll_class(e, VMATCH_COLL_GATHER, 8, 256);
+    vmatch_class_stats_t cs;
+    gather(e, g, 9); /* 8 receives: wants 5 buckets (4.5 compared per search) */
+    gather(e, g, 9);
+    REQUIRE(vmatch_class_stats(e, g, &cs) == VMATCH_OK);
+    CHECK_EQ(cs.levels[0], 1);
+    CHECK_EQ(cs.level_queues[0][0], 5);
+    gather(e, g, 200); /* arrivals and matches are checked inside */
+    REQUIRE(vmatch_class_stats(e, g, &cs) == VMATCH_OK);
+    CHECK(cs.levels[0] >= 3);
+    for (uint32_t l = 1; l < cs.levels[0] && l < VMATCH_MAX_LEVELS; l++)
+        CHECK(cs.level_queues[0][l] > cs.level_queues[0][l - 1]);
+    CHECK(cs.coll_queues[0] <= cs.coll_cap[0]);
+    CHECK_EQ(cs.coll_cap[0], 64);
+    vmatch_destroy(e);
+}
+
 /* Point-to-point traffic goes to the point-to-point structure: pnp's partners, within kp. */
 static void test_p2p(void)
 {
@@ -219,6 +241,7 @@ int main(void)
     test_gather_levels();
     test_cap();
     test_order_across_levels();
+    test_growth();
     test_p2p();
     return check_report("test_unified");
 }

@@ -39,6 +39,7 @@ int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_
     if (rc == VMATCH_OK) {
         b->nover++;
         l->len++;
+        l->over++;
     } else if (!l->len) { /* the buckets were made for this entry */
         vm_unified_level_release(s, l);
     }
@@ -106,8 +107,10 @@ int vm_unified_level_match_any(vm_unified_t *s, vm_unified_level_t *l, vmatch_bi
         c.b->payload[c.way] = NULL;
     } else {
         c.q->ops->remove(c.q, &c.hit);
-        if (c.b)
+        if (c.b) {
             c.b->nover--;
+            l->over--;
+        }
     }
     if (--l->len == 0)
         vm_unified_level_release(s, l);
@@ -135,6 +138,7 @@ int vm_unified_level_remove(vm_unified_t *s, vm_unified_level_t *l, const void *
             b->over->ops->find_payload(b->over, payload, &hit, inspected)) {
             b->over->ops->remove(b->over, &hit);
             b->nover--;
+            l->over--;
             found = 1;
         }
     }

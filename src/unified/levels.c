@@ -103,6 +103,25 @@ static uint32_t find_group(vm_unified_t *s, uint32_t op, int make)
     return s->ngroups;
 }
 
+/* Open a level of nq queues at the end of operation op's group (made when it has none).
+ * Returns the group, or NULL when memory runs out (nothing changed). */
+static vm_unified_group_t *open_level(vm_unified_t *s, uint32_t op, uint32_t nq)
+{
+    uint32_t gi = find_group(s, op, 0);
+    vm_unified_bucket_t *b = vm_mem_alloc_line(mem_of(s), nq * sizeof *b);
+    if (!b || (!gi && !(gi = find_group(s, op, 1)))) {
+        if (b)
+            vm_mem_free_line(mem_of(s), b, nq * sizeof *b);
+        return NULL;
+    }
+    memset(b, 0, nq * sizeof *b);
+    vm_unified_group_t *g = s->groups[gi - 1];
+    g->level[g->nlevels++] =
+        (vm_unified_level_t){.b = b, .nq = nq, .magic = UINT64_MAX / nq + 1};
+    s->queues += nq;
+    return g;
+}
+
 /* Algorithm 5.1 for a profiled class: its operation opens a level of the queues the class
  * wants when that is more than the newest level has, as far as the cap leaves room (the
  * thesis opens none when the whole want does not fit; taking what fits keeps the cap and
@@ -115,22 +134,22 @@ static int place(vm_unified_t *s, vm_unified_class_t *c, uint32_t cls)
     uint32_t gi = find_group(s, op, 0);
     vm_unified_group_t *g = gi ? s->groups[gi - 1] : NULL;
     uint32_t newest = g && g->nlevels ? g->level[g->nlevels - 1].nq : 0;
-    if (nq > newest && (!g || g->nlevels < VMATCH_MAX_LEVELS)) {
-        vm_unified_bucket_t *b = vm_mem_alloc_line(mem_of(s), nq * sizeof *b);
-        if (!b || (!g && !(gi = find_group(s, op, 1)))) {
-            if (b)
-                vm_mem_free_line(mem_of(s), b, nq * sizeof *b);
-            return VMATCH_ENOMEM;
-        }
-        memset(b, 0, nq * sizeof *b);
-        g = s->groups[gi - 1];
-        g->level[g->nlevels++] =
-            (vm_unified_level_t){.b = b, .nq = nq, .magic = UINT64_MAX / nq + 1};
-        s->queues += nq;
-    }
+    if (nq > newest && (!g || g->nlevels < VMATCH_MAX_LEVELS) && !(g = open_level(s, op, nq)))
+        return VMATCH_ENOMEM;
     c->group = g;
     c->state = UN_PLACED;
     return VMATCH_OK;
+}
+
+/* The overflow queues of g's newest level l hold more than half an entry per bucket: its
+ * classes bring more at once than their profiles saw (peers running further ahead), so g
+ * opens a level of twice the queues, as far as the cap leaves room (the thesis opens a level
+ * when a new profile asks for more queues). */
+static void grow(vm_unified_t *s, vm_unified_group_t *g, vm_unified_level_t *l)
+{
+    uint32_t room = s->cap - s->queues, nq = l->nq < room / 2 ? 2 * l->nq : room;
+    if (nq > l->nq && g->nlevels < VMATCH_MAX_LEVELS)
+        open_level(s, g->op, nq); /* without memory, the level stays as it is */
 }
 
 /* The oldest match in level l (which holds entries).  An exact search of a known source
@@ -153,6 +172,7 @@ static inline int level_match(vm_unified_t *s, vm_unified_level_t *l, vmatch_bit
         return 0;
     } else if (remove) {
         b->nover--;
+        l->over--;
     }
     if (remove && --l->len == 0 && l->nq > VM_UNIFIED_KEEP)
         vm_unified_level_release(s, l);
@@ -175,9 +195,13 @@ static __attribute__((noinline)) int append_other(vm_unified_t *s, vmatch_bits_t
         if (c->state == UN_PROFILED && (rc = place(s, c, cls)) < 0)
             return rc;
         vm_unified_group_t *g = c->group;
-        if (c->state == UN_PLACED && g && g->nlevels)
-            return vm_unified_level_append(s, &g->level[g->nlevels - 1], bits, care, payload,
-                                           seq);
+        if (c->state == UN_PLACED && g && g->nlevels) {
+            vm_unified_level_t *l = &g->level[g->nlevels - 1];
+            rc = vm_unified_level_append(s, l, bits, care, payload, seq);
+            if (rc == VMATCH_OK && l->over > l->nq / 2 + 1)
+                grow(s, g, l);
+            return rc;
+        }
     }
     int rc = vm_queue_append_new(s->base.env, s->base.side, &s->pq, bits, care, payload, seq);
     if (rc < 0 || !c)

@@ -83,6 +83,7 @@ typedef struct vm_unified_level {
     uint64_t len;
     uint64_t magic; /* for src mod nq without a division (Lemire's fastmod) */
     uint32_t nq;
+    uint32_t over; /* entries in its buckets' overflow queues */
 } vm_unified_level_t;
 
 /* A collective operation's levels, oldest first (allocated one by one: classes point at
