@@ -296,21 +296,76 @@ int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, 
     return coll_match(s, key, keycare, cls, remove, payload, inspected);
 }
 
-int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
-                        vmatch_bits_t care, void *payload, void **out)
+/* The append of an exchange whose search found nothing. */
+static __attribute__((noinline)) int queue_entry(vm_unified_t *q, vmatch_bits_t bits,
+                                                 vmatch_bits_t care, void *payload)
 {
-    vm_env_t *env = s->base.env;
-    uint32_t cls = env->cls;
-    if (env->len[s->base.side] && coll_match(s, bits, care, cls, 1, out, &env->inspected)) {
-        env->len[s->base.side]--;
-        return VMATCH_MATCHED;
-    }
-    int rc = coll_append(q, bits, care, cls, payload, env->seq);
+    vm_env_t *env = q->base.env;
+    int rc = coll_append(q, bits, care, env->cls, payload, env->seq);
     if (rc < 0)
         return vm_enqueue_failed(rc);
     env->seq++;
     env->len[q->base.side]++;
     return VMATCH_QUEUED;
+}
+
+/* The whole exchange, every case. */
+static __attribute__((noinline)) int exchange_any(vm_unified_t *s, vm_unified_t *q,
+                                                  vmatch_bits_t bits, vmatch_bits_t care,
+                                                  void *payload, void **out)
+{
+    vm_env_t *env = s->base.env;
+    if (env->len[s->base.side] &&
+        coll_match(s, bits, care, env->cls, 1, out, &env->inspected)) {
+        env->len[s->base.side]--;
+        return VMATCH_MATCHED;
+    }
+    return queue_entry(q, bits, care, payload);
+}
+
+/* The common case in few instructions: an exact entry of a class placed on both sides, whose
+ * operation has one level there, without wildcard receives: the search is the ways of one
+ * bucket line (unless the bucket overflowed), the append a free way of one line.  Anything
+ * else goes to exchange_any, before anything is counted or changed. */
+int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
+                        vmatch_bits_t care, void *payload, void **out)
+{
+    vm_env_t *env = s->base.env;
+    uint32_t cls = env->cls;
+    if (cls >= s->ncls || cls >= q->ncls || care != ~(vmatch_bits_t)0)
+        return exchange_any(s, q, bits, care, payload, out);
+    const vm_unified_class_t *cs = &s->cls[cls], *cq = &q->cls[cls];
+    vm_unified_group_t *gs = cs->group, *gq = cq->group;
+    if (!gs || !gq || cs->in_pq || cq->state != UN_PLACED || gs->nlevels != 1 ||
+        gq->nlevels != 1 || gs->level[0].wild)
+        return exchange_any(s, q, bits, care, payload, out);
+    vm_unified_level_t *l = &gs->level[0];
+    if (env->len[s->base.side] && l->len) {
+        vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
+        if (b->nover)
+            return exchange_any(s, q, bits, care, payload, out);
+        int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, &env->inspected);
+        if (w >= 0) {
+            *out = b->payload[w];
+            b->payload[w] = NULL;
+            env->len[s->base.side]--;
+            if (--l->len == 0 && l->nq > VM_UNIFIED_KEEP)
+                vm_unified_level_release(s, l);
+            return VMATCH_MATCHED;
+        }
+    }
+    l = &gq->level[0];
+    vm_unified_bucket_t *b = l->b ? vm_unified_bucket(q, l, bits) : NULL;
+    for (int w = 0; b && !b->nover && w < VM_UNIFIED_WAYS; w++)
+        if (!b->payload[w]) {
+            b->bits[w] = bits;
+            b->payload[w] = payload;
+            b->seq[w] = env->seq++;
+            l->len++;
+            env->len[q->base.side]++;
+            return VMATCH_QUEUED;
+        }
+    return queue_entry(q, bits, care, payload);
 }
 
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected)

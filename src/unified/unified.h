@@ -123,12 +123,14 @@ static inline int vm_unified_way(const vm_unified_bucket_t *b, vmatch_bits_t key
                                  vmatch_bits_t m, uint64_t *inspected)
 {
     int w = -1;
+    uint64_t n = 0; /* counted here, added once: *inspected may alias the bucket */
     for (int i = 0; i < VM_UNIFIED_WAYS; i++)
         if (b->payload[i]) {
-            ++*inspected;
+            n++;
             if (!((b->bits[i] ^ key) & m) && (w < 0 || b->seq[i] < b->seq[w]))
                 w = i;
         }
+    *inspected += n;
     return w;
 }
 
