@@ -141,7 +141,7 @@ static int place(vm_unified_t *s, vm_unified_class_t *c, uint32_t cls)
     return VMATCH_OK;
 }
 
-/* The overflow queues of g's newest level l hold more than half an entry per bucket: its
+/* The overflow queues of g's newest level l hold more than an entry per 8 buckets: its
  * classes bring more at once than their profiles saw (peers running further ahead), so g
  * opens a level of twice the queues, as far as the cap leaves room (the thesis opens a level
  * when a new profile asks for more queues). */
@@ -198,7 +198,7 @@ static __attribute__((noinline)) int append_other(vm_unified_t *s, vmatch_bits_t
         if (c->state == UN_PLACED && g && g->nlevels) {
             vm_unified_level_t *l = &g->level[g->nlevels - 1];
             rc = vm_unified_level_append(s, l, bits, care, payload, seq);
-            if (rc == VMATCH_OK && l->over > l->nq / 2 + 1)
+            if (rc == VMATCH_OK && l->over > l->nq / 8 + 1)
                 grow(s, g, l);
             return rc;
         }
@@ -323,39 +323,45 @@ static __attribute__((noinline)) int exchange_any(vm_unified_t *s, vm_unified_t 
     return queue_entry(q, bits, care, payload);
 }
 
-/* The common case in few instructions: an exact entry of a class placed on both sides, whose
- * operation has one level there, without wildcard receives: the search is the ways of one
- * bucket line (unless the bucket overflowed), the append a free way of one line.  Anything
- * else goes to exchange_any, before anything is counted or changed. */
+/* The common case in few instructions: an exact entry whose class, on the side searched, has
+ * no entry there or only entries in the lines of its levels' buckets (none in the profiling
+ * queue, overflow or wildcard queues met on the way), and is placed on the side of the entry:
+ * the search reads one bucket line per level holding entries, the append takes a free way of
+ * one line.  Anything else goes to exchange_any, before anything is counted or changed. */
 int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
                         vmatch_bits_t care, void *payload, void **out)
 {
     vm_env_t *env = s->base.env;
     uint32_t cls = env->cls;
-    if (cls >= s->ncls || cls >= q->ncls || care != ~(vmatch_bits_t)0)
+    if (cls >= VM_UNIFIED_MAX_CLASSES || care != ~(vmatch_bits_t)0)
         return exchange_any(s, q, bits, care, payload, out);
-    const vm_unified_class_t *cs = &s->cls[cls], *cq = &q->cls[cls];
-    vm_unified_group_t *gs = cs->group, *gq = cq->group;
-    if (!gs || !gq || cs->in_pq || cq->state != UN_PLACED || gs->nlevels != 1 ||
-        gq->nlevels != 1 || gs->level[0].wild)
-        return exchange_any(s, q, bits, care, payload, out);
-    vm_unified_level_t *l = &gs->level[0];
-    if (env->len[s->base.side] && l->len) {
-        vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
-        if (b->nover)
+    const vm_unified_class_t *cs = cls < s->ncls ? &s->cls[cls] : NULL;
+    if (env->len[s->base.side] && cs && cs->state != UN_NEW) { /* NEW: none of its entries */
+        vm_unified_group_t *g = cs->group;
+        if (!g || cs->in_pq)
             return exchange_any(s, q, bits, care, payload, out);
-        int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, &env->inspected);
-        if (w >= 0) {
-            *out = b->payload[w];
-            b->payload[w] = NULL;
-            env->len[s->base.side]--;
-            if (--l->len == 0 && l->nq > VM_UNIFIED_KEEP)
-                vm_unified_level_release(s, l);
-            return VMATCH_MATCHED;
+        for (uint32_t i = 0; i < g->nlevels; i++) {
+            vm_unified_level_t *l = &g->level[i];
+            if (!l->len)
+                continue;
+            vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
+            if (l->wild || b->nover)
+                return exchange_any(s, q, bits, care, payload, out);
+            int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, &env->inspected);
+            if (w >= 0) {
+                *out = b->payload[w];
+                b->payload[w] = NULL;
+                env->len[s->base.side]--;
+                if (--l->len == 0 && l->nq > VM_UNIFIED_KEEP)
+                    vm_unified_level_release(s, l);
+                return VMATCH_MATCHED;
+            }
         }
     }
-    l = &gq->level[0];
-    vm_unified_bucket_t *b = l->b ? vm_unified_bucket(q, l, bits) : NULL;
+    const vm_unified_class_t *cq = cls < q->ncls ? &q->cls[cls] : NULL;
+    vm_unified_group_t *g = cq && cq->state == UN_PLACED ? cq->group : NULL;
+    vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
+    vm_unified_bucket_t *b = l && l->b ? vm_unified_bucket(q, l, bits) : NULL;
     for (int w = 0; b && !b->nover && w < VM_UNIFIED_WAYS; w++)
         if (!b->payload[w]) {
             b->bits[w] = bits;
