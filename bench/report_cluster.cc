@@ -65,69 +65,15 @@ const char *const kStorages[] = {"ll", "lla", "llv"};
 
 const double kGatherTarget = 0.5, kOb1Aim = 1.5, kSparseTarget = 1.05, kMemoryTarget = 1.0;
 
-// The engines of a part: baselines by name, checked vmatch specs; profiled ones are checked
-// when their profile exists (an error shows in their cells).
-// The engines of specs (memory: only those marked for part (c)) that this build and machine
-// run.
+// The engines of specs (memory: only those marked for part (c)).
 std::vector<Engine> engines(const ClusterSpec *specs, size_t n, bool memory,
                             std::vector<std::string> &notes)
 {
-    std::vector<Engine> out;
-    for (size_t i = 0; i < n; i++) {
-        if (memory && !specs[i].memory)
-            continue;
-        Engine en;
-        en.label = specs[i].label;
-        if (!specs[i].spec) {
-            for (const vmb::BaselineInfo &b : vmb::baselines())
-                if (en.label == b.name) {
-                    en.base = &b;
-                    en.resolved = b.models;
-                }
-            if (en.base)
-                out.push_back(en);
-            continue;
-        }
-        en.spec = specs[i].spec;
-        en.profiled = specs[i].profiled;
-        std::string why;
-        if (en.profiled) {
-            en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
-                          kRecorderSpec + ")";
-        } else if (!check_spec(en.spec, en.resolved, why)) {
-            notes.push_back(fmt("cluster section: %s (\"%s\") left out: %s", specs[i].label,
-                                specs[i].spec, why.c_str()));
-            continue;
-        }
-        out.push_back(en);
-    }
-    return out;
-}
-
-void run_part(Report &rep, const std::vector<Workload> &list, const Options &o)
-{
-    std::vector<Workload> keep;
-    for (const Workload &x : list)
-        if (o.only.empty() || strstr(x.name, o.only.c_str()))
-            keep.push_back(x);
-    for (size_t i = 0; i < keep.size(); i++)
-        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
-}
-
-// a / b of the times within each repetition as "0.42±3%", or why there is none.
-std::string time_ratio(const Row &row, size_t a, size_t b, double *med = nullptr)
-{
-    if (a >= row.cells.size() || b >= row.cells.size())
-        return "-";
-    std::string bad = cell_problem(row.cells[a]);
-    if (bad.empty())
-        bad = cell_problem(row.cells[b]);
-    double m, sp;
-    if (!bad.empty() || !rep_speedup(row.cells[a], row.cells[b], m, sp))
-        return bad.empty() ? "-" : bad;
-    if (med)
-        *med = m;
-    return fmt("%.3f±%.0f%%", m, sp);
+    std::vector<SectionSpec> keep;
+    for (size_t i = 0; i < n; i++)
+        if (!memory || specs[i].memory)
+            keep.push_back({specs[i].label, specs[i].spec, specs[i].profiled});
+    return section_engines("cluster", keep, notes);
 }
 
 void print_gather(FILE *f, const Report &rep, bool legend)
@@ -255,7 +201,7 @@ ClusterSection run_cluster_section(const Options &o)
     section_line(o, fmt("== cluster section: hot-spot gather (%d repetitions)", og.reps));
     s.gather.reset(
         new Report(og, engines(kSpecs, sizeof kSpecs / sizeof *kSpecs, false, s.notes)));
-    run_part(*s.gather, std::vector<Workload>(kGathers, kGathers + 2), o);
+    run_rows(*s.gather, std::vector<Workload>(kGathers, kGathers + 2), o);
 
     section_line(o, fmt("== cluster section: sparse neighbours and short queues (%d "
                         "repetitions)",
@@ -271,12 +217,12 @@ ClusterSection run_cluster_section(const Options &o)
     for (size_t i = 0; i < names.size(); i += 2)
         sp.push_back({names[i].c_str(), names[i + 1].c_str(), i % 4 == 2, false});
     s.sparse.reset(new Report(os, engines(sp.data(), sp.size(), false, s.notes)));
-    run_part(*s.sparse, pnp_sparse_workloads(), o);
+    run_rows(*s.sparse, pnp_sparse_workloads(), o);
 
     section_line(o, "== cluster section: memory at the peak");
     s.memory.reset(
         new Report(om, engines(kSpecs, sizeof kSpecs / sizeof *kSpecs, true, s.notes)));
-    run_part(*s.memory, pnp_memory_workloads(o), o);
+    run_rows(*s.memory, pnp_memory_workloads(o), o);
     return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdarg>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -229,6 +230,64 @@ void print_targets(FILE *f, const std::vector<Target> &t)
             fprintf(f, "%s %s (%s)\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
         else
             fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
+}
+
+std::vector<Engine> section_engines(const char *section, const std::vector<SectionSpec> &specs,
+                                    std::vector<std::string> &notes)
+{
+    std::vector<Engine> out;
+    for (const SectionSpec &sp : specs) {
+        Engine en;
+        en.label = sp.label;
+        if (!sp.spec) {
+            for (const vmb::BaselineInfo &b : vmb::baselines())
+                if (en.label == b.name) {
+                    en.base = &b;
+                    en.resolved = b.models;
+                }
+            if (en.base)
+                out.push_back(en);
+            continue;
+        }
+        en.spec = sp.spec;
+        en.profiled = sp.profiled;
+        std::string why;
+        if (en.profiled) {
+            en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
+                          kRecorderSpec + ")";
+        } else if (!check_spec(en.spec, en.resolved, why)) {
+            notes.push_back(fmt("%s section: %s (\"%s\") left out: %s", section, sp.label,
+                                sp.spec, why.c_str()));
+            continue;
+        }
+        out.push_back(en);
+    }
+    return out;
+}
+
+std::string time_ratio(const Row &row, size_t a, size_t b, double *med)
+{
+    if (a >= row.cells.size() || b >= row.cells.size())
+        return "-";
+    std::string bad = cell_problem(row.cells[a]);
+    if (bad.empty())
+        bad = cell_problem(row.cells[b]);
+    double m, sp;
+    if (!bad.empty() || !rep_speedup(row.cells[a], row.cells[b], m, sp))
+        return bad.empty() ? "-" : bad;
+    if (med)
+        *med = m;
+    return fmt("%.3f±%.0f%%", m, sp);
+}
+
+void run_rows(Report &rep, const std::vector<Workload> &list, const Options &o)
+{
+    std::vector<Workload> keep;
+    for (const Workload &x : list)
+        if (o.only.empty() || strstr(x.name, o.only.c_str()))
+            keep.push_back(x);
+    for (size_t i = 0; i < keep.size(); i++)
+        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
 }
 
 } // namespace vmr

@@ -71,6 +71,18 @@ std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, s
 // Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
 bool check_spec(const std::string &spec, std::string &resolved, std::string &why);
 
+// An engine of a section's table: a vmatch spec, or (spec nullptr) the baseline named label;
+// profiled: it reads a profile recorded from the same workload (pnp-static, cluster).
+struct SectionSpec {
+    const char *label, *spec;
+    bool profiled;
+};
+
+// The engines of specs this build and machine run; each one left out adds a note
+// "SECTION section: LABEL (\"SPEC\") left out: WHY".
+std::vector<Engine> section_engines(const char *section, const std::vector<SectionSpec> &specs,
+                                    std::vector<std::string> &notes);
+
 // ---- results ----
 
 struct Cell {
@@ -174,7 +186,14 @@ class Report
     std::string profile_;
 };
 
+// Run the workloads of list whose name contains --only's text, in order.
+void run_rows(Report &rep, const std::vector<Workload> &list, const Options &o);
+
 // ---- statistics of the tables ----
+
+// a / b of the times within each repetition of row as "0.42±3%" (med: the median), or why
+// there is none ("-" when an index is out of range).
+std::string time_ratio(const Row &row, size_t a, size_t b, double *med = nullptr);
 
 // Ratio of an engine's time to the yardstick's within each repetition.
 std::vector<double> rep_ratios(const Cell &c, const Cell &y);

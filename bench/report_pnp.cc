@@ -143,32 +143,12 @@ std::vector<Engine> pnp_engines(const PnpSpec *specs, size_t n, bool full,
         const PnpSpec &s = specs[i];
         if (s.full_only && !full)
             continue;
-        Engine en;
-        en.label = s.label;
-        if (!s.spec) {
-            for (const vmb::BaselineInfo &b : vmb::baselines())
-                if (en.label == b.name) {
-                    en.base = &b;
-                    en.resolved = b.models;
-                }
-            if (!en.base)
-                continue;
-        } else {
-            en.spec = s.spec;
-            en.profiled = s.profiled;
-            std::string why;
-            if (s.profiled) {
-                en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
-                              kRecorderSpec + ")";
-            } else if (!check_spec(en.spec, en.resolved, why)) {
-                notes.push_back(
-                    fmt("pnp section: %s (\"%s\") left out: %s", s.label, s.spec, why.c_str()));
-                continue;
-            }
+        for (const Engine &en :
+             section_engines("pnp", {{s.label, s.spec, s.profiled}}, notes)) {
+            out.push_back(en);
+            if (roles)
+                roles->push_back(s.role);
         }
-        out.push_back(en);
-        if (roles)
-            roles->push_back(s.role);
     }
     return out;
 }
@@ -179,12 +159,7 @@ void pnp_run_part(Report &rep, const Workload *w, size_t n, const Workload *more
     std::vector<Workload> list(w, w + n);
     if (o.full)
         list.insert(list.end(), more, more + nmore);
-    std::vector<Workload> keep;
-    for (const Workload &x : list)
-        if (o.only.empty() || strstr(x.name, o.only.c_str()))
-            keep.push_back(x);
-    for (size_t i = 0; i < keep.size(); i++)
-        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
+    run_rows(rep, list, o);
 }
 
 } // namespace

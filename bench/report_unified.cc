@@ -28,14 +28,9 @@ namespace vmr
 namespace
 {
 
-struct Spec {
-    const char *label, *spec; // spec nullptr: the baseline of that name
-    bool profiled;
-};
-
 const char *const kUnified = "unified+llv"; // the default unified (p2p=hash), judged
 
-const Spec kCollSpecs[] = {
+const std::vector<SectionSpec> kCollSpecs = {
     {"single+llv", "policy=single storage=llv", false},
     {kUnified, "policy=unified storage=llv", false},
     {"single+ll", "policy=single storage=ll", false},
@@ -46,7 +41,7 @@ const Spec kCollSpecs[] = {
 };
 
 // The contenders of the mixed target first (kContenders of them), then the others.
-const Spec kMixSpecs[] = {
+const std::vector<SectionSpec> kMixSpecs = {
     {"single+llv", "policy=single storage=llv", false},
     {"pnp+llv", "policy=pnp storage=llv", false},
     {kHashLabel, kHashSpec, false},
@@ -59,7 +54,7 @@ const Spec kMixSpecs[] = {
 };
 const size_t kContenders = 4;
 
-const Spec kMemSpecs[] = {
+const std::vector<SectionSpec> kMemSpecs = {
     {"ob1", nullptr, false},
     {kUnified, "policy=unified storage=llv", false},
     {"single+llv", "policy=single storage=llv", false},
@@ -82,64 +77,6 @@ const Workload kCollMemRows[] = {
 };
 
 const double kGatherTarget = 0.3, kShortTarget = 1.05, kMixTarget = 1.0, kMemTarget = 1.0;
-
-std::vector<Engine> engines(const Spec *specs, size_t n, std::vector<std::string> &notes)
-{
-    std::vector<Engine> out;
-    for (size_t i = 0; i < n; i++) {
-        Engine en;
-        en.label = specs[i].label;
-        if (!specs[i].spec) {
-            for (const vmb::BaselineInfo &b : vmb::baselines())
-                if (en.label == b.name) {
-                    en.base = &b;
-                    en.resolved = b.models;
-                }
-            if (en.base)
-                out.push_back(en);
-            continue;
-        }
-        en.spec = specs[i].spec;
-        en.profiled = specs[i].profiled;
-        std::string why;
-        if (en.profiled) {
-            en.resolved = en.spec + " profile=FILE (recorded from the same workload with " +
-                          kRecorderSpec + ")";
-        } else if (!check_spec(en.spec, en.resolved, why)) {
-            notes.push_back(fmt("unified section: %s (\"%s\") left out: %s", specs[i].label,
-                                specs[i].spec, why.c_str()));
-            continue;
-        }
-        out.push_back(en);
-    }
-    return out;
-}
-
-void run_rows(Report &rep, const std::vector<Workload> &list, const Options &o)
-{
-    std::vector<Workload> keep;
-    for (const Workload &x : list)
-        if (o.only.empty() || strstr(x.name, o.only.c_str()))
-            keep.push_back(x);
-    for (size_t i = 0; i < keep.size(); i++)
-        rep.run(keep[i].name, keep[i].spec, false, i + 1, keep.size());
-}
-
-// a / b of the times within each repetition as "0.42±3%" (med: the median), or why not.
-std::string time_ratio(const Row &row, size_t a, size_t b, double *med = nullptr)
-{
-    if (a >= row.cells.size() || b >= row.cells.size())
-        return "-";
-    std::string bad = cell_problem(row.cells[a]);
-    if (bad.empty())
-        bad = cell_problem(row.cells[b]);
-    double m, sp;
-    if (!bad.empty() || !rep_speedup(row.cells[a], row.cells[b], m, sp))
-        return bad.empty() ? "-" : bad;
-    if (med)
-        *med = m;
-    return fmt("%.3f±%.0f%%", m, sp);
-}
 
 // One table per row: every engine's ns/op, its time over ref's, entries inspected per
 // search, queues and KiB at the peak.
@@ -189,7 +126,7 @@ UnifiedSection run_unified_section(const Options &o)
     oc.fresh = true; // each timed replay profiles again
     om.reps = 0;     // memory: the untimed pass alone
     section_line(o, fmt("== unified section: collectives (%d repetitions)", oc.reps));
-    s.coll.reset(new Report(oc, engines(kCollSpecs, std::size(kCollSpecs), s.notes)));
+    s.coll.reset(new Report(oc, section_engines("unified", kCollSpecs, s.notes)));
     std::vector<Workload> rows = {kGatherRow};
     rows.insert(rows.end(), std::begin(kShortRows), std::end(kShortRows));
     run_rows(*s.coll, rows, o);
@@ -197,11 +134,11 @@ UnifiedSection run_unified_section(const Options &o)
     section_line(o, fmt("== unified section: point-to-point mixed with collectives (%d "
                         "repetitions)",
                         oc.reps));
-    s.mixed.reset(new Report(oc, engines(kMixSpecs, std::size(kMixSpecs), s.notes)));
+    s.mixed.reset(new Report(oc, section_engines("unified", kMixSpecs, s.notes)));
     run_rows(*s.mixed, std::vector<Workload>(std::begin(kMixRows), std::end(kMixRows)), o);
 
     section_line(o, "== unified section: memory at the peak");
-    s.memory.reset(new Report(om, engines(kMemSpecs, std::size(kMemSpecs), s.notes)));
+    s.memory.reset(new Report(om, section_engines("unified", kMemSpecs, s.notes)));
     std::vector<Workload> mem(std::begin(kCollMemRows), std::end(kCollMemRows));
     for (const Workload &w : pnp_memory_workloads(o))
         mem.push_back(w);
@@ -247,7 +184,7 @@ std::vector<Target> unified_targets(const UnifiedSection &s)
     for (const Row &row : m.rows()) {
         // The fastest contender of this row by median time, then the ratio to it.
         size_t best = (size_t)-1;
-        for (size_t i = 0; i < kContenders && i < m.engines().size(); i++) {
+        for (size_t i = 0; i < kContenders && i < kMixSpecs.size(); i++) {
             size_t k = find_engine(m, kMixSpecs[i].label);
             if (k < row.cells.size() && cell_problem(row.cells[k]).empty() &&
                 (best == (size_t)-1 || median_ns(row.cells[k]) < median_ns(row.cells[best])))

@@ -26,15 +26,11 @@ int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_
         memset(l->b, 0, l->nq * sizeof *l->b);
     }
     vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
-    if (!b->nover && (s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0))
-        for (int w = 0; w < VM_UNIFIED_WAYS; w++)
-            if (!b->payload[w]) {
-                b->bits[w] = bits;
-                b->payload[w] = payload;
-                b->seq[w] = seq;
-                l->len++;
-                return VMATCH_OK;
-            }
+    if ((s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0) &&
+        vm_unified_put(b, bits, payload, seq)) {
+        l->len++;
+        return VMATCH_OK;
+    }
     int rc = vm_queue_append_new(env, s->base.side, &b->over, bits, care, payload, seq);
     if (rc == VMATCH_OK) {
         b->nover++;

@@ -256,16 +256,10 @@ static inline int coll_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t
     vm_unified_class_t *c = cls < s->ncls ? &s->cls[cls] : NULL;
     vm_unified_group_t *g = c && c->state == UN_PLACED ? c->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
-    if (l && l->b && (s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0)) {
-        vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
-        for (int w = 0; !b->nover && w < VM_UNIFIED_WAYS; w++)
-            if (!b->payload[w]) {
-                b->bits[w] = bits;
-                b->payload[w] = payload;
-                b->seq[w] = seq;
-                l->len++;
-                return VMATCH_OK;
-            }
+    if (l && l->b && (s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0) &&
+        vm_unified_put(vm_unified_bucket(s, l, bits), bits, payload, seq)) {
+        l->len++;
+        return VMATCH_OK;
     }
     return append_other(s, bits, care, cls, payload, seq);
 }
@@ -361,16 +355,12 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
     const vm_unified_class_t *cq = cls < q->ncls ? &q->cls[cls] : NULL;
     vm_unified_group_t *g = cq && cq->state == UN_PLACED ? cq->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
-    vm_unified_bucket_t *b = l && l->b ? vm_unified_bucket(q, l, bits) : NULL;
-    for (int w = 0; b && !b->nover && w < VM_UNIFIED_WAYS; w++)
-        if (!b->payload[w]) {
-            b->bits[w] = bits;
-            b->payload[w] = payload;
-            b->seq[w] = env->seq++;
-            l->len++;
-            env->len[q->base.side]++;
-            return VMATCH_QUEUED;
-        }
+    if (l && l->b && vm_unified_put(vm_unified_bucket(q, l, bits), bits, payload, env->seq)) {
+        env->seq++;
+        l->len++;
+        env->len[q->base.side]++;
+        return VMATCH_QUEUED;
+    }
     return queue_entry(q, bits, care, payload);
 }
 

@@ -134,6 +134,21 @@ static inline int vm_unified_way(const vm_unified_bucket_t *b, vmatch_bits_t key
     return w;
 }
 
+/* Put an entry into a free way of b's line, when the bucket has nothing in its overflow
+ * queue (else the entry must go after those): 1 when it did, 0 when not. */
+static inline int vm_unified_put(vm_unified_bucket_t *b, vmatch_bits_t bits, void *payload,
+                                 uint64_t seq)
+{
+    for (int w = 0; !b->nover && w < VM_UNIFIED_WAYS; w++)
+        if (!b->payload[w]) {
+            b->bits[w] = bits;
+            b->payload[w] = payload;
+            b->seq[w] = seq;
+            return 1;
+        }
+    return 0;
+}
+
 /* A level's queues (buckets.c).  append: OK or an error (the level as it was); match and
  * remove: 1 with the payload, or 0; match_any handles what the inline fast paths of
  * levels.c leave: wildcard receives queued in the level, or a search that does not know the
