@@ -374,7 +374,7 @@ int vm_wl_run_measured(const vm_wl_prep_t *p, const vm_wl_backend_t *b, uint32_t
     memset(m, 0, sizeof *m);
     if (b->sample)
         b->sample(b->self, &s);
-    m->bytes_empty = m->bytes_peak = s.bytes;
+    m->bytes_empty = m->bytes_peak = m->bytes_max = s.bytes;
     m->queues_peak = s.queues;
     uint64_t base_inspected = s.inspected;
     for (size_t i = 0; i < p->t->n; i++) {
@@ -383,10 +383,14 @@ int vm_wl_run_measured(const vm_wl_prep_t *p, const vm_wl_backend_t *b, uint32_t
             return rc;
         uint64_t before = m->max_pending;
         track(&p->t->ops[i], out[i], &l, m);
-        if (m->max_pending > before && b->sample) {
+        int peak = m->max_pending > before;
+        if ((peak || i % VM_WL_SAMPLE_EVERY == 0) && b->sample) {
             b->sample(b->self, &s);
-            m->bytes_peak = s.bytes;
-            m->queues_peak = s.queues;
+            m->bytes_max = s.bytes > m->bytes_max ? s.bytes : m->bytes_max;
+            if (peak) {
+                m->bytes_peak = s.bytes;
+                m->queues_peak = s.queues;
+            }
         }
     }
     finish(&l, m);

@@ -93,14 +93,16 @@ typedef struct vm_wl_measure {
     uint64_t inspected;               /* entries compared in the whole replay */
     uint64_t bytes_empty;             /* before the first operation */
     uint64_t bytes_peak, queues_peak; /* when max_pending was first reached */
+    uint64_t bytes_max;               /* the most bytes seen in the samples */
 } vm_wl_measure_t;
 
 /* Queue figures of trace t from the outcomes of a replay (the sampled fields stay 0). */
 void vm_wl_analyze(const vm_trace_t *t, const uint32_t *out, vm_wl_measure_t *m);
 
 /* Replay the whole trace one operation at a time, sampling the implementation before the
- * first operation, whenever the entries queued reach a new maximum, and at the end.  Not for
- * timing.  Returns as vm_wl_run. */
+ * first operation, whenever the entries queued reach a new maximum, every
+ * VM_WL_SAMPLE_EVERY operations and at the end.  Not for timing.  Returns as vm_wl_run. */
+#define VM_WL_SAMPLE_EVERY 256
 int vm_wl_run_measured(const vm_wl_prep_t *p, const vm_wl_backend_t *b, uint32_t *out,
                        vm_wl_measure_t *m, char *err, size_t errlen);
 
