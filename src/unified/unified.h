@@ -1,5 +1,6 @@
 /* unified.h -- the state of policy=unified (thesis chapter 5, Algorithms 5.1 and 5.2), shared
- * by unified.c (the policy, its keys and statistics) and levels.c (profiling and levels).
+ * by unified.c (the policy, its keys and statistics), levels.c (profiling, levels, the
+ * exchange) and buckets.c (the queues of one level).  docs/unified.md has the design.
  *
  * One side holds:
  *   - the point-to-point structure: a side of policy hash, pnp or single (unified.p2p), which
@@ -87,7 +88,7 @@ typedef struct vm_unified_level {
 } vm_unified_level_t;
 
 /* A collective operation's levels, oldest first (allocated one by one: classes point at
- * them). */
+ * them; 648 bytes). */
 typedef struct vm_unified_group {
     uint32_t op, nlevels;
     vm_unified_level_t level[VMATCH_MAX_LEVELS];
