@@ -214,6 +214,31 @@ static void test_growth(void)
     vmatch_destroy(e);
 }
 
+/* Ids no vmatch_coll_class handed out: below the tracking bound they are profiled and placed
+ * like any class (operation 0); above it they stay in the profiling queue.  Both match in
+ * order, and the big id costs no class table. */
+static void test_made_up_ids(void)
+{
+    vmatch_engine_t *e = make("policy=unified nprocs=64");
+    vmatch_stats_t before, after;
+    vmatch_class_stats_t cs;
+    vmatch_stats(e, &before);
+    for (int round = 0; round < 3; round++) {
+        gather(e, 50000, 40);
+        gather(e, 7, 40);
+    }
+    vmatch_stats(e, &after);
+    CHECK(after.bytes < before.bytes + 64 * 1024);
+    REQUIRE(vmatch_class_stats(e, 7, &cs) == VMATCH_OK);
+    CHECK_EQ(cs.op, 0);
+    CHECK_EQ(cs.profiled[0], 1);
+    CHECK_EQ(cs.levels[0], 1);
+    REQUIRE(vmatch_class_stats(e, 50000, &cs) == VMATCH_OK);
+    CHECK_EQ(cs.profiled[0], 0);
+    CHECK_EQ(cs.levels[0], 0);
+    vmatch_destroy(e);
+}
+
 /* Point-to-point traffic goes to the point-to-point structure: pnp's partners, within kp. */
 static void test_p2p(void)
 {
@@ -242,6 +267,7 @@ int main(void)
     test_cap();
     test_order_across_levels();
     test_growth();
+    test_made_up_ids();
     test_p2p();
     return check_report("test_unified");
 }

@@ -33,8 +33,11 @@ extern const vm_module_t vm_unified_module;
 extern const vm_policy_t vm_unified_policy;
 extern const char *const vm_unified_p2p_words[];
 
-/* Class ids at or above this are not tracked: their entries stay in the profiling queue. */
-#define VM_UNIFIED_MAX_CLASSES 65536u
+/* Class ids at or above this are not tracked: their entries stay in the profiling queue.
+ * vmatch_coll_class hands out ids from 1 up, one per (operation, size class, communicator
+ * size) a program uses; the bound keeps a made-up id from growing the class table (56 bytes
+ * per id, so at most 224 KiB per side). */
+#define VM_UNIFIED_MAX_CLASSES 4096u
 
 enum vm_unified_state {
     UN_NEW,       /* no entry seen on this side */
