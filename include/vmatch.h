@@ -117,6 +117,20 @@ int vmatch_cancel(vmatch_engine_t *e, void *req);
 /* Remove the unexpected message whose handle is msg.  VMATCH_OK or VMATCH_ENOTFOUND. */
 int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg);
 
+/* The two halves of vmatch_arrive and of vmatch_post, for a caller that makes the handle
+ * of a message only when no receive takes it (UCX makes a receive descriptor then):
+ * vmatch_match_posted removes and returns in *req_out the earliest posted receive that a
+ * message with bits matches (VMATCH_MATCHED) or finds none (VMATCH_ENOTFOUND);
+ * vmatch_enqueue_unexpected then appends the message to the UMQ without a search.
+ * vmatch_probe with remove=1 and vmatch_enqueue_posted are the halves of a post.  An
+ * enqueue returns VMATCH_QUEUED or an error (VMATCH_EINVAL, VMATCH_ENOMEM) and must follow
+ * its search with nothing in between: otherwise the queues keep an entry that the other
+ * side already holds a match for, and the answers are no longer the single list's. */
+int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out);
+int vmatch_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg);
+int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                          uint32_t cls, void *req);
+
 /* Collective operations, for vmatch_coll_class.  Any other op value is accepted too. */
 enum {
     VMATCH_COLL_BARRIER = 1,
@@ -139,8 +153,10 @@ enum {
 uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size);
 
-/* MPI packing with the engine's layout (spec keys layout.ctx / layout.src / layout.tag,
- * bit widths; the tag takes the low bits, the source the next, the context the top). */
+/* MPI packing with the engine's layout: spec keys layout.ctx / layout.src / layout.tag (bit
+ * widths; the tag takes the low bits, the source the next, the context the top), or a named
+ * layout (layout=ompi-ucx, layout=mpich-ucx: the fields where Open MPI's pml/ucx and MPICH's
+ * ch4/ucx put them in UCX tags; docs/layout.md). */
 #define VMATCH_ANY_SOURCE (-1)
 #define VMATCH_ANY_TAG    (-1)
 
@@ -161,6 +177,10 @@ void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_
 /* The engine's field widths in bits; any pointer may be NULL. */
 void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_bits,
                    unsigned *tag_bits);
+/* Where each field starts: its lowest bit; any pointer may be NULL.  The fields never
+ * overlap; without a context field (layout.ctx=0) ctx_shift is 0. */
+void vmatch_layout_shifts(const vmatch_engine_t *e, unsigned *ctx_shift, unsigned *src_shift,
+                          unsigned *tag_shift);
 
 typedef struct {                  /* current and cumulative figures */
     uint64_t posted, unexpected;  /* entries queued now */

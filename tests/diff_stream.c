@@ -164,8 +164,8 @@ static int pack_recv(run_t *r, uint32_t ctx, int32_t src, int32_t tag, vmatch_bi
         /* Clear random bits of the tag or source field, never of the context, so classes
          * still cannot meet. */
         vmatch_bits_t field = rng_pct(&r->g, 50)
-                                  ? ((vmatch_bits_t)1 << r->tag_bits) - 1
-                                  : (((vmatch_bits_t)1 << r->src_bits) - 1) << r->tag_bits;
+                                  ? (((vmatch_bits_t)1 << r->tag_bits) - 1) << r->tag_shift
+                                  : (((vmatch_bits_t)1 << r->src_bits) - 1) << r->src_shift;
         *care &= ~(field & rng_next(&r->g));
     }
     return 1;
@@ -175,9 +175,9 @@ static int pack_recv(run_t *r, uint32_t ctx, int32_t src, int32_t tag, vmatch_bi
 static void unpack_msg(const run_t *r, vmatch_bits_t bits, uint32_t *ctx, int32_t *src,
                        int32_t *tag)
 {
-    *tag = (int32_t)(bits & (((vmatch_bits_t)1 << r->tag_bits) - 1));
-    *src = (int32_t)((bits >> r->tag_bits) & (((vmatch_bits_t)1 << r->src_bits) - 1));
-    *ctx = (uint32_t)(bits >> (r->tag_bits + r->src_bits));
+    *tag = (int32_t)((bits >> r->tag_shift) & (((vmatch_bits_t)1 << r->tag_bits) - 1));
+    *src = (int32_t)((bits >> r->src_shift) & (((vmatch_bits_t)1 << r->src_bits) - 1));
+    *ctx = (uint32_t)((bits >> r->ctx_shift) & (((vmatch_bits_t)1 << r->ctx_bits) - 1));
 }
 
 /** A receive (or probe) and its class.  With aim set and a message queued, it is built from
@@ -207,7 +207,7 @@ static int gen_msg(run_t *r, int aim, vmatch_bits_t *bits, uint32_t *cls)
     const ref_entry_t *p = NULL;
     if (aim && r->ref.prq.n) {
         p = &r->ref.prq.v[rng_below(&r->g, (uint32_t)r->ref.prq.n)];
-        ctx = (uint32_t)(p->bits >> (r->tag_bits + r->src_bits));
+        ctx = (uint32_t)((p->bits >> r->ctx_shift) & (((vmatch_bits_t)1 << r->ctx_bits) - 1));
     }
     if (!pack_msg(r, ctx, src, tag, bits))
         return 0;

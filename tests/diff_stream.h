@@ -48,7 +48,8 @@ typedef struct run {
     unsigned nctx;   /* contexts in use: NCTX, or up to NCTX_MAX (their classes in cls[]) */
     int class_stats; /* check vmatch_class_stats: level queues within their cap */
     uint64_t max_coll_queues, n_profiled; /* of the collective classes, at most / at the end */
-    unsigned src_bits, tag_bits;
+    unsigned ctx_bits, src_bits, tag_bits;
+    unsigned ctx_shift, src_shift, tag_shift; /* where the layout puts each field */
     vmatch_bits_t outside; /* the bits the layout leaves out (above the context) */
     int32_t max_src, max_tag;
     int inject; /* an allocation failure is armed for this operation */

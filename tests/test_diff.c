@@ -41,7 +41,7 @@
  * blocks (many block allocations and block edges), profile recording (an allocation that
  * can fail before the append), a layout that leaves the high bits unused; then blocks whose
  * bitmap spans several words with a partial last one, and the widest source and tag fields
- * the traffic generator can decode. */
+ * the traffic generator can decode; then a named layout. */
 static const struct {
     const char *extra;
     unsigned ops_div; /* the variant runs nops / ops_div operations */
@@ -53,6 +53,8 @@ static const struct {
     {"lla.block=4 profile.record=on layout.ctx=12 layout.src=20 layout.tag=20", 4,
      "llv.block=64"},
     {"lla.block=130 numa=off layout.ctx=2 layout.src=31 layout.tag=31", 4, "llv.block=192"},
+    /* Open MPI's UCX tags: fields in another order, ANY_TAG keeping the tag's top bit */
+    {"layout=ompi-ucx", 8, ""},
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
@@ -209,7 +211,6 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
 {
     const char *extra = variants[v].extra;
     char spec[768], pair[128], label[512], pextra[400] = "", profile[64] = "";
-    unsigned ctx_bits;
     run_t r;
     double t0 = now();
     int rc, ok = 1;
@@ -222,7 +223,9 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
     for (unsigned p = 0; p < NPOLICY_EXTRA; p++)
         if (strcmp(policy, policy_extra[p].policy) == 0) {
             snprintf(pextra, sizeof pextra, "%s%s", *alt ? " " : "", alt);
-            r.partner_bound = 2 * (uint64_t)policy_extra[p].cap[v] * 16; /* c sqrt(256) */
+            /* c sqrt(256); a variant without keys of its own has v0's */
+            r.partner_bound =
+                2 * (uint64_t)policy_extra[p].cap[policy_extra[p].extra[v] ? v : 0] * 16;
         }
     if (strcmp(policy, "pnp-static") == 0 || strcmp(policy, "cluster") == 0) {
         snprintf(profile, sizeof profile, "test_diff-v%u%s.profile", v, unrelated ? "u" : "");
@@ -255,18 +258,19 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
                 vmatch_last_error());
         return 0;
     }
-    vmatch_layout(r.e, &ctx_bits, &r.src_bits, &r.tag_bits);
+    vmatch_layout(r.e, &r.ctx_bits, &r.src_bits, &r.tag_bits);
+    vmatch_layout_shifts(r.e, &r.ctx_shift, &r.src_shift, &r.tag_shift);
     /* Decoding messages back into fields needs widths below 32 bits; the traffic needs room
      * for its contexts, sources and tags. */
-    if (r.src_bits >= 32 || r.tag_bits >= 32 || ctx_bits < 2 || (1u << r.src_bits) < NSRC ||
+    if (r.src_bits >= 32 || r.tag_bits >= 32 || r.ctx_bits < 2 || (1u << r.src_bits) < NSRC ||
         (1u << r.tag_bits) < NTAG) {
         fprintf(stderr, "test_diff: layout %u/%u/%u of \"%s\" does not suit the traffic\n",
-                ctx_bits, r.src_bits, r.tag_bits, spec);
+                r.ctx_bits, r.src_bits, r.tag_bits, spec);
         vmatch_destroy(r.e);
         return 0;
     }
-    if (ctx_bits + r.src_bits + r.tag_bits < 64)
-        r.outside = ~(vmatch_bits_t)0 << (ctx_bits + r.src_bits + r.tag_bits);
+    if (r.ctx_bits + r.src_bits + r.tag_bits < 64)
+        r.outside = ~(vmatch_bits_t)0 << (r.ctx_bits + r.src_bits + r.tag_bits);
     r.max_src = (int32_t)((1u << r.src_bits) - 1);
     r.max_tag = (int32_t)((1u << r.tag_bits) - 1);
     r.nctx = NCTX;
@@ -378,12 +382,14 @@ static unsigned kernels_to_run(const char *storage, const char **names)
     return n;
 }
 
-/** The keys policy needs in variant v ('|' between alternatives), or "". */
+/** The keys policy needs in variant v ('|' between alternatives), or "".  A variant the
+ * table leaves out (the named layout's) takes v0's. */
 static const char *policy_keys(const char *policy, unsigned v)
 {
     for (unsigned p = 0; p < NPOLICY_EXTRA; p++)
         if (strcmp(policy, policy_extra[p].policy) == 0)
-            return policy_extra[p].extra[v];
+            return policy_extra[p].extra[v] ? policy_extra[p].extra[v]
+                                            : policy_extra[p].extra[0];
     return "";
 }
 

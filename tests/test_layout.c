@@ -1,6 +1,6 @@
 /* test_layout.c -- MPI packing: field positions, boundaries, wildcards, care masks, matching
  * of packed messages against packed receives, and the unchecked shorthands, for the default
- * layout and for unusual ones. */
+ * layout, unusual widths and the named layouts (layout=ompi-ucx, layout=mpich-ucx). */
 #include "check.h"
 #include "vmatch.h"
 
@@ -11,21 +11,32 @@
 /* What a failed pack must leave in its outputs. */
 #define UNTOUCHED 0xdeadbeefcafef00dull
 
+/* Widths, and for a named layout its name and each field's lowest bit (the default order
+ * stacks tag, source and context from bit 0). */
 typedef struct layout {
     unsigned c, s, t;
+    const char *name;
+    unsigned cs, ss, ts;
 } layout_t;
 
-/* The default, sums of exactly 64 at the extremes of each field, a zero-width context and a
- * layout that leaves high bits unused. */
+/* The default, sums of exactly 64 at the extremes of each field, a zero-width context, a
+ * layout that leaves high bits unused, and the named layouts as docs/layout.md gives them:
+ * Open MPI's pml/ucx (tag 63..40, source 39..20, context 19..0) and MPICH's ch4/ucx
+ * (context 63..48, rank 47..32, tag 31..0). */
 static const layout_t layouts[] = {
-    {16, 24, 24}, {8, 20, 36},  {1, 31, 32}, {0, 32, 32}, {0, 1, 63},
-    {62, 1, 1},   {32, 16, 16}, {4, 10, 10}, {31, 2, 31}, {33, 30, 1},
+    {16, 24, 24, NULL, 0, 0, 0},         {8, 20, 36, NULL, 0, 0, 0},
+    {1, 31, 32, NULL, 0, 0, 0},          {0, 32, 32, NULL, 0, 0, 0},
+    {0, 1, 63, NULL, 0, 0, 0},           {62, 1, 1, NULL, 0, 0, 0},
+    {32, 16, 16, NULL, 0, 0, 0},         {4, 10, 10, NULL, 0, 0, 0},
+    {31, 2, 31, NULL, 0, 0, 0},          {33, 30, 1, NULL, 0, 0, 0},
+    {20, 20, 24, "ompi-ucx", 0, 20, 40}, {16, 16, 32, "mpich-ucx", 48, 32, 0},
 };
 
-/** The model of one layout: masks and the largest value each field holds. */
+/** The model of one layout: masks in place and the largest value each field holds. */
 typedef struct model {
     layout_t l;
     vmatch_bits_t tag_mask, src_mask, ctx_mask;
+    vmatch_bits_t tag_kept; /* tag bits a VMATCH_ANY_TAG receive still cares for */
     int32_t max_src, max_tag;
     uint32_t max_ctx;
 } model_t;
@@ -40,10 +51,18 @@ static vmatch_bits_t ones(unsigned n)
 static model_t model_of(layout_t l)
 {
     model_t m;
+    if (!l.name) {
+        l.ts = 0;
+        l.ss = l.t;
+        l.cs = l.c ? l.s + l.t : 0;
+    }
     m.l = l;
-    m.tag_mask = ones(l.t);
-    m.src_mask = ones(l.s) << l.t;
-    m.ctx_mask = l.c ? ones(l.c) << (l.s + l.t) : 0;
+    m.tag_mask = ones(l.t) << l.ts;
+    m.src_mask = ones(l.s) << l.ss;
+    m.ctx_mask = l.c ? ones(l.c) << l.cs : 0;
+    /* Open MPI keeps the tag's top bit (the sign of its negative collective tags) in every
+     * mask: an ANY_TAG receive takes only tags below 2^23. */
+    m.tag_kept = l.name && strcmp(l.name, "ompi-ucx") == 0 ? (vmatch_bits_t)1 << 63 : 0;
     /* The API takes int32 source and tag and uint32 context, so wide fields cap there. */
     m.max_tag = l.t >= 31 ? INT32_MAX : (int32_t)ones(l.t);
     m.max_src = l.s >= 31 ? INT32_MAX : (int32_t)ones(l.s);
@@ -54,9 +73,10 @@ static model_t model_of(layout_t l)
 /** The bits a message <ctx, src, tag> must pack to (values in range). */
 static vmatch_bits_t expect_bits(const model_t *m, uint32_t ctx, int32_t src, int32_t tag)
 {
-    vmatch_bits_t b = (vmatch_bits_t)(uint32_t)tag | ((vmatch_bits_t)(uint32_t)src << m->l.t);
+    vmatch_bits_t b =
+        ((vmatch_bits_t)(uint32_t)tag << m->l.ts) | ((vmatch_bits_t)(uint32_t)src << m->l.ss);
     if (m->l.c)
-        b |= (vmatch_bits_t)ctx << (m->l.s + m->l.t);
+        b |= (vmatch_bits_t)ctx << m->l.cs;
     return b;
 }
 
@@ -64,7 +84,7 @@ static vmatch_bits_t expect_bits(const model_t *m, uint32_t ctx, int32_t src, in
 static vmatch_bits_t expect_care(const model_t *m, int32_t src, int32_t tag)
 {
     return m->ctx_mask | (src == VMATCH_ANY_SOURCE ? 0 : m->src_mask) |
-           (tag == VMATCH_ANY_TAG ? 0 : m->tag_mask);
+           (tag == VMATCH_ANY_TAG ? m->tag_kept : m->tag_mask);
 }
 
 /** Create an engine with layout l. */
@@ -73,7 +93,10 @@ static vmatch_engine_t *make(layout_t l)
     char spec[96];
     vmatch_engine_t *e = NULL;
     int rc;
-    snprintf(spec, sizeof spec, "layout.ctx=%u layout.src=%u layout.tag=%u", l.c, l.s, l.t);
+    if (l.name)
+        snprintf(spec, sizeof spec, "layout=%s", l.name);
+    else
+        snprintf(spec, sizeof spec, "layout.ctx=%u layout.src=%u layout.tag=%u", l.c, l.s, l.t);
     rc = vmatch_create(spec, &e);
     if (rc != VMATCH_OK)
         fprintf(stderr, "vmatch_create(\"%s\") = %d: %s\n", spec, rc, vmatch_last_error());
@@ -245,7 +268,7 @@ static void test_round_trip(vmatch_engine_t *e, const model_t *m)
             continue;
         }
         want = mc == rc_ && (rs == VMATCH_ANY_SOURCE || rs == ms) &&
-               (rt == VMATCH_ANY_TAG || rt == mt);
+               (rt == VMATCH_ANY_TAG ? !(expect_bits(m, 0, 0, mt) & m->tag_kept) : rt == mt);
         got = ((mb ^ rb) & rcare) == 0;
         if (got != want) {
             if (bad < 5)
@@ -275,8 +298,45 @@ static void test_engine(vmatch_engine_t *e, const model_t *m)
     CHECK_EQ(vmatch_remove_unexpected(e, &miss), VMATCH_OK);
 }
 
+/** The layout key: a named layout sets the widths (layout.* may restate them, not change
+ * them), an unknown name fails, and the described spec makes the same layout again. */
+static void test_named_specs(void)
+{
+    static const char *const bad[] = {"layout=ompi", "layout=", "layout=ompi-ucx layout.ctx=16",
+                                      "layout=mpich-ucx layout.tag=24", "layout=OMPI-UCX"};
+    vmatch_engine_t *e = NULL, *again = NULL;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        e = NULL;
+        CHECK_EQ(vmatch_create(bad[i], &e), VMATCH_EINVAL);
+        CHECK(e == NULL);
+    }
+    /* widths given before the name are replaced by the name's; equal ones after it agree */
+    REQUIRE(vmatch_create("layout.ctx=8 layout=ompi-ucx layout.src=20", &e) == VMATCH_OK);
+    unsigned c, s, t, cs, ss, ts;
+    vmatch_layout(e, &c, &s, &t);
+    CHECK(c == 20 && s == 20 && t == 24);
+    REQUIRE(vmatch_create(vmatch_describe(e), &again) == VMATCH_OK);
+    vmatch_layout_shifts(again, &cs, &ss, &ts);
+    CHECK(cs == 0 && ss == 20 && ts == 40);
+    CHECK(vmatch_mpi_msg(again, 3, 5, 7) == vmatch_mpi_msg(e, 3, 5, 7));
+    CHECK(strcmp(vmatch_describe(again), vmatch_describe(e)) == 0);
+    vmatch_destroy(again);
+    vmatch_destroy(e);
+    /* layout=default keeps the widths it is given */
+    REQUIRE(vmatch_create("layout.tag=20 layout=default", &e) == VMATCH_OK);
+    vmatch_layout(e, &c, &s, &t);
+    vmatch_layout_shifts(e, &cs, &ss, &ts);
+    CHECK(c == 16 && s == 24 && t == 20 && ts == 0 && ss == 20 && cs == 44);
+    vmatch_destroy(e);
+    /* nprocs must fit the named layout's source field */
+    CHECK_EQ(vmatch_create("layout=mpich-ucx nprocs=65537", &e), VMATCH_EINVAL);
+    vmatch_layout_shifts(NULL, &cs, &ss, &ts);
+    CHECK(cs == 0 && ss == 0 && ts == 0);
+}
+
 int main(void)
 {
+    test_named_specs();
     size_t i;
     for (i = 0; i < sizeof layouts / sizeof *layouts; i++) {
         model_t m = model_of(layouts[i]);
@@ -284,6 +344,8 @@ int main(void)
         unsigned c = 99, s = 99, t = 99;
         vmatch_layout(e, &c, &s, &t);
         CHECK(c == m.l.c && s == m.l.s && t == m.l.t);
+        vmatch_layout_shifts(e, &c, &s, &t);
+        CHECK(c == m.l.cs && s == m.l.ss && t == m.l.ts);
         test_bounds(e, &m);
         test_cut(e, &m);
         test_round_trip(e, &m);

@@ -173,13 +173,15 @@ static uint64_t probe_cost(vmatch_engine_t *e, int32_t src, int32_t tag, int fou
  * every metric (average 2.5, median 1, fence 5.75 over nprocs=4) and becomes a partner.
  * With pnp.move=off its 8 entries stay in the initial queue and level 1 opens; with
  * pnp.move=on they move to its queue.  Then the searches walk exactly the queues the design
- * says. */
-static void test_dynamic(const char *metric, int move)
+ * says.  The same with the named layouts: pnp keys by the source and context fields where
+ * the layout puts them (keyed by other bits, source 0's tags would split it into many
+ * keys, none above the edge point, and the costs would differ). */
+static void test_dynamic(const char *metric, int move, const char *layout)
 {
-    char spec[160];
+    char spec[200];
     snprintf(spec, sizeof spec,
-             "policy=pnp storage=ll nprocs=4 pnp.threshold=10 pnp.metric=%s pnp.move=%s",
-             metric, move ? "on" : "off");
+             "policy=pnp storage=ll nprocs=4 pnp.threshold=10 pnp.metric=%s pnp.move=%s %s",
+             metric, move ? "on" : "off", layout);
     vmatch_engine_t *e;
     REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
     vmatch_stats_t st;
@@ -271,6 +273,29 @@ static const char *record_profile(const char *spec, const char *name)
     CHECK_EQ(vmatch_profile_save(e, p), VMATCH_OK);
     vmatch_destroy(e);
     return p;
+}
+
+/* A profile recorded and used with layout (the profile keys sources by their field wherever
+ * the layout puts it): source 5 becomes a partner on each side, and searches cost what the
+ * split says. */
+static void test_static_layout(const char *layout)
+{
+    char spec[300];
+    snprintf(spec, sizeof spec, "nprocs=16 %s", layout);
+    const char *p = record_profile(spec, "pnp-layout.prof");
+    vmatch_engine_t *e;
+    vmatch_stats_t st;
+    snprintf(spec, sizeof spec, "policy=pnp-static storage=llv %s profile=%s", layout, p);
+    REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
+    vmatch_stats(e, &st);
+    CHECK_EQ(st.partners, 2);
+    int id = 0;
+    arrive(e, 5, 0, 6, &id);
+    arrive(e, 6, 0, 4, &id);
+    CHECK_EQ(probe_cost(e, 5, 999, 0), 6);
+    CHECK_EQ(probe_cost(e, 6, 999, 0), 4);
+    CHECK_EQ(probe_cost(e, VMATCH_ANY_SOURCE, 999, 0), 10);
+    vmatch_destroy(e);
 }
 
 static void test_static(void)
@@ -420,14 +445,18 @@ int main(void)
     test_metrics();
     test_phash();
     for (int move = 0; move < 2; move++) {
-        test_dynamic("average", move);
-        test_dynamic("median", move);
-        test_dynamic("fence", move);
+        test_dynamic("average", move, "");
+        test_dynamic("median", move, "");
+        test_dynamic("fence", move, "");
+        test_dynamic("average", move, "layout=ompi-ucx");
+        test_dynamic("fence", move, "layout=mpich-ucx");
     }
     test_bound(64, 1);
     test_bound(10, 1);
     test_bound(100, 3);
     test_static();
+    test_static_layout("layout=ompi-ucx");
+    test_static_layout("layout=mpich-ucx");
     test_spec();
     test_short_is_single();
     char cmd[128];

@@ -24,9 +24,8 @@ extern const vm_module_t vm_cluster_module;
 typedef struct vm_cluster {
     vm_pq_t base;
     const vm_cluster_config_t *cc;
-    unsigned key_shift;     /* the source key is (bits >> key_shift) & key_mask */
-    uint64_t key_mask;      /* context and source bits, shifted down */
-    vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
+    vm_source_key_t key; /* what a source key is made of (key.care: a care mask covering
+                            it is keyed) */
     vm_cluster_map_t map;
     vm_queue_t **q; /* per cluster, NULL until its first append */
     uint32_t nq, made;
@@ -36,7 +35,7 @@ typedef struct vm_cluster {
 
 static inline uint64_t src_key(const vm_cluster_t *s, vmatch_bits_t bits)
 {
-    return (bits >> s->key_shift) & s->key_mask;
+    return vm_source_key(&s->key, bits);
 }
 
 /* ---- making the clusters ---- */
@@ -111,12 +110,9 @@ static int cluster_create(vm_env_t *env, int side, vm_pq_t **out)
         vm_profile_free(&prof);
         return VMATCH_ENOMEM;
     }
-    unsigned key_bits = cfg->src_bits + cfg->ctx_bits;
     s->base = (vm_pq_t){.ops = &vm_cluster_policy, .env = env, .side = side};
     s->cc = vm_module_cfg(cfg, &vm_cluster_module);
-    s->key_shift = cfg->tag_bits;
-    s->key_mask = key_bits >= 64 ? ~0ull : (1ull << key_bits) - 1;
-    s->key_care = s->key_mask << s->key_shift;
+    s->key = vm_source_key_of(cfg);
     rc = build(s, &prof, nprocs);
     vm_profile_free(&prof);
     /* One cluster: one queue for everything, which the engine uses directly. */
@@ -150,7 +146,7 @@ static int cluster_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, ui
     vm_queue_t **q = &s->q[0];
     if (s->nq == 1)
         return (*q)->ops->append(*q, bits, care, payload, seq);
-    if ((care & s->key_care) != s->key_care)
+    if ((care & s->key.care) != s->key.care)
         q = &s->wild;
     else
         q = &s->q[vm_cluster_map_find(&s->map, src_key(s, bits))];
@@ -183,7 +179,7 @@ static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
     vm_hit_t best;
     if (s->nq == 1)
         return vm_queue_match(s->q[0], key, keycare, remove, payload, inspected);
-    if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
+    if (p->side == VM_PRQ || (keycare & s->key.care) == s->key.care) {
         /* Every match of this source key is in its cluster's queue or the wildcard queue
          * (only the PRQ has one). */
         vm_queue_t *q = s->q[vm_cluster_map_find(&s->map, src_key(s, key))];
@@ -212,7 +208,7 @@ exchange_append(vm_cluster_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *p
     vm_env_t *env = q->base.env;
     vm_queue_t *aq = q->q[0];
     if (q->nq > 1) /* a wildcard receive goes to the wildcard queue (cluster_append) */
-        aq = (care & q->key_care) == q->key_care
+        aq = (care & q->key.care) == q->key.care
                  ? q->q[vm_cluster_map_find(&q->map, src_key(q, bits))]
                  : NULL;
     if (!aq) /* not made yet */
@@ -249,7 +245,7 @@ static inline __attribute__((always_inline)) int search(vm_cluster_t *s, vm_clus
     vm_env_t *env = s->base.env;
     vm_queue_t *sq = s->q[0];
     if (s->nq > 1) {
-        if ((care & s->key_care) != s->key_care || (s->wild && s->wild->len))
+        if ((care & s->key.care) != s->key.care || (s->wild && s->wild->len))
             return vm_exchange_slow(&s->base, &q->base, bits, care, payload, out);
         sq = s->q[vm_cluster_map_find(&s->map, src_key(s, bits))];
     }

@@ -64,8 +64,12 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     e->packing = (vm_packing_t){.tag_mask = field_mask(cfg.tag_bits),
                                 .src_mask = field_mask(cfg.src_bits),
                                 .ctx_mask = field_mask(cfg.ctx_bits),
-                                .src_shift = cfg.tag_bits,
-                                .ctx_shift = cfg.ctx_bits ? cfg.tag_bits + cfg.src_bits : 0};
+                                .tag_shift = cfg.tag_shift,
+                                .src_shift = cfg.src_shift,
+                                .ctx_shift = cfg.ctx_shift};
+    e->packing.tag_wild =
+        (cfg.layout == VM_LAYOUT_OMPI_UCX ? e->packing.tag_mask >> 1 : e->packing.tag_mask)
+        << cfg.tag_shift;
     for (int s = 0; s < 2; s++) {
         rc = cfg.policy->create(&e->env, s, &e->side[s]);
         if (rc < 0) { /* a policy explains EINVAL and EIO itself (bad spec or profile) */
@@ -169,10 +173,10 @@ static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int si
     vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
         return vm_enqueue_failed(rc);
-    if (record)
-        vm_prof_count(&e->prof,
-                      (bits >> k->src_shift) & field_mask(e->cfg.ctx_bits + e->cfg.src_bits),
-                      side);
+    if (record) {
+        vm_source_key_t key = vm_source_key_of(&e->cfg);
+        vm_prof_count(&e->prof, vm_source_key(&key, bits), side);
+    }
     return VMATCH_QUEUED;
 }
 
@@ -297,6 +301,33 @@ int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg)
     return remove_payload(e, VM_UMQ, msg);
 }
 
+int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
+{
+    if (!e || !req_out)
+        return vm_fail(VMATCH_EINVAL, "match_posted: NULL argument");
+    e->searches++;
+    if (!e->env.len[VM_PRQ] || !side_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1,
+                                           req_out, &e->env.inspected))
+        return VMATCH_ENOTFOUND;
+    e->env.len[VM_PRQ]--;
+    return VMATCH_MATCHED;
+}
+
+int vmatch_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg)
+{
+    if (!e || !msg)
+        return vm_fail(VMATCH_EINVAL, "enqueue_unexpected: NULL argument");
+    return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+}
+
+int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                          uint32_t cls, void *req)
+{
+    if (!e || !req)
+        return vm_fail(VMATCH_EINVAL, "enqueue_posted: NULL argument");
+    return enqueue(e, VM_PRQ, bits, care, cls, req);
+}
+
 uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size)
 {
@@ -331,14 +362,16 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
 static inline void pack(const vm_packing_t *k, uint32_t ctx, int32_t src, int32_t tag,
                         vmatch_bits_t *bits, vmatch_bits_t *care)
 {
-    vmatch_bits_t b = ((uint64_t)(uint32_t)tag & k->tag_mask) |
+    vmatch_bits_t b = (((uint64_t)(uint32_t)tag & k->tag_mask) << k->tag_shift) |
                       (((uint64_t)(uint32_t)src & k->src_mask) << k->src_shift) |
                       (((uint64_t)ctx & k->ctx_mask) << k->ctx_shift);
     if (care) {
-        vmatch_bits_t clear = (src == VMATCH_ANY_SOURCE ? k->src_mask << k->src_shift : 0) |
-                              (tag == VMATCH_ANY_TAG ? k->tag_mask : 0);
-        b &= ~clear;
-        *care = ~clear;
+        /* a wildcard field packs as 0; its care bits are clear but for those the layout
+         * keeps (tag_wild) */
+        vmatch_bits_t src_wild = src == VMATCH_ANY_SOURCE ? k->src_mask << k->src_shift : 0;
+        vmatch_bits_t tag_wild = tag == VMATCH_ANY_TAG ? k->tag_mask << k->tag_shift : 0;
+        b &= ~(src_wild | tag_wild);
+        *care = ~(src_wild | (tag_wild & k->tag_wild));
     }
     *bits = b;
 }
@@ -376,6 +409,17 @@ void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_
 {
     if (e && bits && care)
         pack(&e->packing, ctx, src, tag, bits, care);
+}
+
+void vmatch_layout_shifts(const vmatch_engine_t *e, unsigned *ctx_shift, unsigned *src_shift,
+                          unsigned *tag_shift)
+{
+    if (ctx_shift)
+        *ctx_shift = e ? e->cfg.ctx_shift : 0;
+    if (src_shift)
+        *src_shift = e ? e->cfg.src_shift : 0;
+    if (tag_shift)
+        *tag_shift = e ? e->cfg.tag_shift : 0;
 }
 
 void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_bits,

@@ -32,7 +32,7 @@ size_t vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len);
 
 /* Per-(context, source) insertion counts, recorded when profile.record=on. */
 typedef struct vm_prof_slot {
-    uint64_t key;      /* (ctx << src_bits) | src */
+    uint64_t key;      /* (ctx << src_bits) | src (vm_source_key) */
     uint64_t count[2]; /* PRQ, UMQ insertions */
 } vm_prof_slot_t;
 
@@ -83,8 +83,12 @@ int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t
 /* The layout as masks and shifts, worked out once: vmatch_mpi_msg / _recv run on every
  * operation of a port. */
 typedef struct vm_packing {
-    uint64_t tag_mask, src_mask, ctx_mask; /* each field's width, in the low bits */
-    unsigned src_shift, ctx_shift;         /* ctx_shift is 0 when there is no context field */
+    uint64_t tag_mask, src_mask, ctx_mask;    /* each field's width, in the low bits */
+    unsigned tag_shift, src_shift, ctx_shift; /* each field's lowest bit (cfg's) */
+    vmatch_bits_t tag_wild; /* the tag bits VMATCH_ANY_TAG clears: all of the field, or
+                               all but its top bit for layout=ompi-ucx (Open MPI keeps that
+                               bit in every mask, so that ANY_TAG never takes the negative
+                               tags of its collectives) */
 } vm_packing_t;
 
 struct vmatch_engine {

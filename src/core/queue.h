@@ -28,15 +28,21 @@ typedef struct vm_policy vm_policy_t;
  * today take 64 bytes; every engine carries this area, so it is kept small. */
 #define VM_MODULE_CFG_BYTES 128
 
+/* The named layouts (spec key layout): where an MPI library puts <context, source, tag> in
+ * the 64 match bits.  docs/layout.md describes them. */
+enum vm_layout { VM_LAYOUT_DEFAULT, VM_LAYOUT_OMPI_UCX, VM_LAYOUT_MPICH_UCX };
+
 /* What the spec sets: the engine's own keys, and each module's config in mod[] (module.h,
  * vm_module_cfg).  README.md lists the keys. */
 typedef struct vm_config {
     const vm_policy_t *policy;
     const vm_storage_t *storage;
     uint32_t ctx_bits, src_bits, tag_bits;
-    uint32_t nprocs; /* 0: not given */
-    int numa;        /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
-    uint32_t simd;   /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
+    uint32_t layout;                          /* enum vm_layout */
+    uint32_t ctx_shift, src_shift, tag_shift; /* each field's lowest bit, from the layout */
+    uint32_t nprocs;                          /* 0: not given */
+    int numa;                                 /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
+    uint32_t simd; /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
     char *profile; /* path for the static designs (owned: vm_spec_free); NULL when not given */
     _Alignas(16) unsigned char mod[VM_MODULE_CFG_BYTES];
@@ -47,6 +53,31 @@ typedef struct vm_class {
     uint32_t op, comm_size;
     uint32_t size_class;
 } vm_class_t;
+
+/* The (context, source) key of match bits: (ctx << src_bits) | src wherever the layout puts
+ * the two fields.  Profiles count by it and the source-aware policies route by it. */
+typedef struct vm_source_key {
+    uint64_t ctx_mask, src_mask; /* each field's width, in the low bits */
+    unsigned ctx_shift, src_shift, src_bits;
+    vmatch_bits_t care; /* both fields in place: a care mask covering them names a source */
+} vm_source_key_t;
+
+static inline vm_source_key_t vm_source_key_of(const vm_config_t *c)
+{
+    vm_source_key_t k = {.ctx_mask = c->ctx_bits ? (1ull << c->ctx_bits) - 1 : 0,
+                         .src_mask = (1ull << c->src_bits) - 1, /* src_bits <= 63 */
+                         .ctx_shift = c->ctx_shift,
+                         .src_shift = c->src_shift,
+                         .src_bits = c->src_bits};
+    k.care = k.ctx_mask << k.ctx_shift | k.src_mask << k.src_shift;
+    return k;
+}
+
+static inline uint64_t vm_source_key(const vm_source_key_t *k, vmatch_bits_t bits)
+{
+    return ((bits >> k->ctx_shift) & k->ctx_mask) << k->src_bits |
+           ((bits >> k->src_shift) & k->src_mask);
+}
 
 /* What a storage or policy gets from its engine: the config and the memory. */
 typedef struct vm_env {

@@ -186,6 +186,61 @@ static void values_profile(char *buf, size_t len)
     snprintf(buf, len, "a path");
 }
 
+/* The named layouts (enum vm_layout): the widths each fixes and where each field starts.
+ * default takes the widths of layout.ctx/src/tag and stacks the fields from the tag up. */
+static const struct {
+    const char *name;
+    uint32_t ctx_bits, src_bits, tag_bits, ctx_shift, src_shift, tag_shift;
+} layouts[] = {
+    [VM_LAYOUT_DEFAULT] = {"default", 0, 0, 0, 0, 0, 0},
+    /* Open MPI 4.1 pml/ucx (pml_ucx_request.h): tag 63..40, source 39..20, context 19..0 */
+    [VM_LAYOUT_OMPI_UCX] = {"ompi-ucx", 20, 20, 24, 0, 20, 40},
+    /* MPICH 4.0 ch4/ucx (ucx_types.h, 16 rank bits): context 63..48, rank 47..32, tag 31..0 */
+    [VM_LAYOUT_MPICH_UCX] = {"mpich-ucx", 16, 16, 32, 48, 32, 0},
+};
+enum { NLAYOUTS = sizeof layouts / sizeof layouts[0] };
+
+static int parse_layout(void *cfg, const char *v, size_t n)
+{
+    vm_config_t *c = cfg;
+    for (uint32_t i = 0; i < NLAYOUTS; i++)
+        if (is(v, n, layouts[i].name)) {
+            c->layout = i;
+            if (i != VM_LAYOUT_DEFAULT) {
+                c->ctx_bits = layouts[i].ctx_bits;
+                c->src_bits = layouts[i].src_bits;
+                c->tag_bits = layouts[i].tag_bits;
+            }
+            return VMATCH_OK;
+        }
+    return vm_fail(VMATCH_EINVAL, "spec: layout=%.*s: expected default, ompi-ucx or mpich-ucx",
+                   shown(n), v);
+}
+
+static void print_layout(const void *cfg, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", layouts[((const vm_config_t *)cfg)->layout].name);
+}
+
+static void values_layout(char *buf, size_t len)
+{
+    snprintf(buf, len, "`default`, `ompi-ucx`, `mpich-ucx`");
+}
+
+/* Where each field starts, from the layout and the widths. */
+static void place_fields(vm_config_t *c)
+{
+    if (c->layout != VM_LAYOUT_DEFAULT) {
+        c->ctx_shift = layouts[c->layout].ctx_shift;
+        c->src_shift = layouts[c->layout].src_shift;
+        c->tag_shift = layouts[c->layout].tag_shift;
+        return;
+    }
+    c->tag_shift = 0;
+    c->src_shift = c->tag_bits;
+    c->ctx_shift = c->ctx_bits ? c->tag_bits + c->src_bits : 0;
+}
+
 #define CORE(field)  offsetof(vm_config_t, field)
 #define CUSTOM(name) .parse = parse_##name, .print = print_##name, .values = values_##name
 
@@ -198,11 +253,15 @@ static const vm_key_t core_keys[] = {
      .help = "the vector kernel of a storage that has them; `auto` takes the fastest this CPU "
              "and OS run, a kernel they lack is `VMATCH_EUNSUPPORTED`"},
     {"layout.ctx", VM_KEY_UINT, CORE(ctx_bits), 0, 62,
-     .help = "bits of the context id (the top bits)"},
+     .help = "bits of the context id (the top bits unless `layout` says otherwise)"},
     {"layout.src", VM_KEY_UINT, CORE(src_bits), 1, 63,
      .help = "bits of the source rank (the middle bits)"},
     {"layout.tag", VM_KEY_UINT, CORE(tag_bits), 1, 63,
      .help = "bits of the tag (the low bits); the three widths sum to at most 64"},
+    {"layout", VM_KEY_CUSTOM, CUSTOM(layout),
+     .help = "where the fields lie: `default` as layout.ctx/src/tag say; `ompi-ucx` and "
+             "`mpich-ucx` as Open MPI's pml/ucx and MPICH's ch4/ucx pack UCX tags (they set "
+             "the three widths; docs/layout.md)"},
     {"nprocs", VM_KEY_UINT, CORE(nprocs), 1, 1u << 30, .flags = VM_KEY_UNSET0,
      .help = "number of processes: policies that bound their queues by c·√nprocs need it; "
              "must fit `layout.src`"},
@@ -327,6 +386,14 @@ static void set_defaults(vm_config_t *cfg)
 static int validate(const vm_config_t *cfg)
 {
     unsigned width = cfg->ctx_bits + cfg->src_bits + cfg->tag_bits;
+    if (cfg->layout != VM_LAYOUT_DEFAULT && (cfg->ctx_bits != layouts[cfg->layout].ctx_bits ||
+                                             cfg->src_bits != layouts[cfg->layout].src_bits ||
+                                             cfg->tag_bits != layouts[cfg->layout].tag_bits))
+        return vm_fail(VMATCH_EINVAL,
+                       "spec: layout=%s has layout.ctx/src/tag = %u/%u/%u, not %u/%u/%u",
+                       layouts[cfg->layout].name, layouts[cfg->layout].ctx_bits,
+                       layouts[cfg->layout].src_bits, layouts[cfg->layout].tag_bits,
+                       cfg->ctx_bits, cfg->src_bits, cfg->tag_bits);
     if (width > 64)
         return vm_fail(VMATCH_EINVAL, "spec: layout.ctx + layout.src + layout.tag = %u > 64",
                        width);
@@ -391,6 +458,7 @@ int vm_spec_parse(const char *spec, vm_config_t *cfg)
      * storages never ask the CPU. */
     if (cfg->simd == VM_SIMD_AUTO)
         cfg->simd = (uint32_t)vm_simd_best();
+    place_fields(cfg);
     return VMATCH_OK;
 }
 

@@ -36,7 +36,7 @@
 
 static inline uint64_t src_key(const vm_pnp_t *s, vmatch_bits_t bits)
 {
-    return (bits >> s->key_shift) & s->key_mask;
+    return vm_source_key(&s->key, bits);
 }
 
 /* The slot where key's probe starts. */
@@ -156,7 +156,7 @@ static int collect_key(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *
 {
     (void)payload, (void)seq;
     collect_t *c = arg;
-    if ((care & c->s->key_care) == c->s->key_care) /* chain[0] may hold wildcards */
+    if ((care & c->s->key.care) == c->s->key.care) /* chain[0] may hold wildcards */
         c->keys[c->n++] = src_key(c->s, bits);
     return 0;
 }
@@ -186,7 +186,7 @@ static int move_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pay
     vm_queue_t *to = mv->rest;
     int32_t last;
     int64_t i;
-    if ((care & s->key_care) != s->key_care)
+    if ((care & s->key.care) != s->key.care)
         to = mv->wild;
     else if ((i = partner(s, src_key(s, bits), &last)) >= 0)
         to = s->pq[i];
@@ -355,15 +355,13 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static, uint32_
     vm_pnp_t *s = vm_mem_calloc(&env->mem, sizeof *s);
     if (!s)
         return VMATCH_ENOMEM;
-    unsigned src_bits = cfg->src_bits, ctx_bits = cfg->ctx_bits;
+    unsigned src_bits = cfg->src_bits;
     s->base = (vm_pq_t){
         .ops = is_static ? &vm_pnp_static_policy : &vm_pnp_policy, .env = env, .side = side};
     s->pc = vm_module_cfg(cfg, &vm_pnp_module);
     s->is_static = is_static;
-    s->key_shift = cfg->tag_bits;
     s->src_bits = src_bits;
-    s->key_mask = src_bits + ctx_bits >= 64 ? ~0ull : (1ull << (src_bits + ctx_bits)) - 1;
-    s->key_care = s->key_mask << s->key_shift;
+    s->key = vm_source_key_of(cfg);
     s->nprocs = cfg->nprocs;
     s->retry = s->pc->threshold;
     int rc = vm_pnp_grow(&env->mem, &s->chain, &s->chain_cap, 1);
@@ -412,7 +410,7 @@ append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload
 {
     vm_pq_t *p = &s->base;
     if (s->npq) {
-        if ((care & s->key_care) != s->key_care)
+        if ((care & s->key.care) != s->key.care)
             return vm_queue_append_new(p->env, p->side, &s->wild, bits, care, payload, seq);
         int32_t last;
         int64_t i = partner(s, src_key(s, bits), &last);
@@ -469,7 +467,7 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
     vm_pq_t *p = &s->base;
     vm_queue_t *bq = NULL;
     vm_hit_t best;
-    if (p->side == VM_PRQ || (keycare & s->key_care) == s->key_care) {
+    if (p->side == VM_PRQ || (keycare & s->key.care) == s->key.care) {
         /* The queues a match of this source key can be in, oldest first, then wildcards. */
         int32_t last = (int32_t)s->nchain - 1;
         int64_t i = partner(s, src_key(s, key), &last);

@@ -19,9 +19,8 @@ typedef struct vm_pnp {
     vm_pq_t base;
     const vm_pnp_config_t *pc; /* the pnp.* keys */
     int is_static;
-    unsigned key_shift;     /* the source key is (bits >> key_shift) & key_mask */
-    uint64_t key_mask;      /* context and source bits, shifted down */
-    vmatch_bits_t key_care; /* the same bits in place: a care mask covering them is keyed */
+    vm_source_key_t key; /* what a source key is made of (key.care: a care mask covering
+                            it is keyed) */
     vm_queue_t **chain, **pq, *wild;
     vm_queue_t *newest; /* chain[nchain - 1] */
     uint32_t nchain, npq, chain_cap, pq_cap;

@@ -38,7 +38,7 @@ static int unified_create(vm_env_t *env, int side, vm_pq_t **out)
         return VMATCH_ENOMEM;
     s->base = (vm_pq_t){.ops = &vm_unified_policy, .env = env, .side = side};
     s->cap = (uint32_t)vm_isqrt((uint64_t)uc->kc * uc->kc * cfg->nprocs);
-    s->src_shift = cfg->tag_bits;
+    s->src_shift = cfg->src_shift; /* where the layout puts the source field */
     s->src_mask = cfg->src_bits >= 64 ? ~0ull : (1ull << cfg->src_bits) - 1;
     s->src_care = s->src_mask << s->src_shift;
     int rc = uc->p2p == VM_UNIFIED_PNP ? vm_pnp_create_capped(env, side, uc->kp, &s->p2p)
