@@ -2,7 +2,8 @@
  * deep.  Mode "posted": rank 1 keeps D receives posted that never match (same source and
  * communicator, other tags), so every ping is matched behind them.  Mode "unexpected":
  * rank 0 first sends D messages rank 1 does not receive yet, so every receive of a ping
- * searches past them.
+ * searches past them.  Mode "unexpected-any": the same, but rank 1 receives every ping
+ * with MPI_ANY_SOURCE (a wildcard receive: UCX walks its list of all unexpected messages).
  *
  * Output (rank 0): first "# affinity 0:CPUS 1:CPUS", the CPUs each rank may run on (so the
  * caller can check that the launcher pinned the two ranks to separate cores), then one
@@ -34,6 +35,7 @@ enum { PING = 0, PONG = 1, AFFINITY = 2, FILLER = 1000 };
 enum { CPUS_LEN = 256 };
 
 static int turn_in = -1, turn_out = -1; /* the lockstep pipes, -1 when running alone */
+static int ping_src = 0;                /* where rank 1 receives pings from */
 
 static double cpu_seconds(void)
 {
@@ -55,7 +57,7 @@ static double pingpong(int rank, int iters, double *share)
             MPI_Send(&byte, 1, MPI_CHAR, 1, PING, MPI_COMM_WORLD);
             MPI_Recv(&byte, 1, MPI_CHAR, 1, PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(&byte, 1, MPI_CHAR, 0, PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&byte, 1, MPI_CHAR, ping_src, PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(&byte, 1, MPI_CHAR, 0, PONG, MPI_COMM_WORLD);
         }
     }
@@ -147,16 +149,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3 || argc == 6 || size != 2 ||
-        (strcmp(argv[1], "posted") && strcmp(argv[1], "unexpected")) ||
+        (strcmp(argv[1], "posted") && strcmp(argv[1], "unexpected") &&
+         strcmp(argv[1], "unexpected-any")) ||
         (argc > 6 && strcmp(argv[6], "first") && strcmp(argv[6], "second"))) {
         if (rank == 0)
             fprintf(stderr,
-                    "usage: mpiexec -n 2 %s posted|unexpected D1,D2,... [iters] [batches] "
+                    "usage: mpiexec -n 2 %s posted|unexpected|unexpected-any D1,D2,... "
+                    "[iters] [batches] "
                     "[DIR first|second]\n",
                     argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int posted = strcmp(argv[1], "posted") == 0;
+    if (strcmp(argv[1], "unexpected-any") == 0)
+        ping_src = MPI_ANY_SOURCE;
     int iters = argc > 3 ? atoi(argv[3]) : 500;
     int batches = argc > 4 ? atoi(argv[4]) : 100;
     int first = argc > 6 && strcmp(argv[6], "first") == 0;
