@@ -239,7 +239,9 @@ static void cancels(int round)
         MPI_Test_cancelled(&st[i], &cancelled);
         CHECK(cancelled, "receive %d was not cancelled", i);
     }
-    /* the cancelled ANY_SOURCE/ANY_TAG receive must not have taken this one */
+    /* the cancelled ANY_SOURCE/ANY_TAG receive must not take this one (sent only when
+     * every rank has cancelled: before, it could take it) */
+    MPI_Barrier(MPI_COMM_WORLD);
     msg[2] = 12;
     MPI_Send(msg, HDR, MPI_INT, to, 12, MPI_COMM_WORLD);
     MPI_Recv(got, HDR, MPI_INT, MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &st[0]);
