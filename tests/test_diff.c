@@ -286,7 +286,7 @@ static int run_pair(const char *policy, const char *storage, const char *simd, u
                                 {VMATCH_COLL_GATHER, 1 << 20},
                                 {VMATCH_COLL_BCAST, 64},
                                 {VMATCH_COLL_ALLTOALL, 8}};
-        r.nctx = ctx_bits >= 3 ? NCTX_MAX : 1u << ctx_bits; /* what the layout holds */
+        r.nctx = r.ctx_bits >= 3 ? NCTX_MAX : 1u << r.ctx_bits; /* what the layout holds */
         r.class_stats = 1;
         for (unsigned c = 3; c < NCTX_MAX; c++)
             r.cls[c] = vmatch_coll_class(r.e, coll[c - 3].op, coll[c - 3].bytes, 256);

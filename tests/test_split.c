@@ -117,6 +117,8 @@ int main(void)
         "policy=hash layout=ompi-ucx",
         "policy=single storage=lla layout=ompi-ucx",
         "policy=pnp storage=lla nprocs=8 pnp.threshold=3 layout=mpich-ucx",
+        "policy=unified nprocs=8",
+        "policy=unified nprocs=8 layout=ompi-ucx",
     };
     test_args();
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)

@@ -305,6 +305,7 @@ int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, vo
 {
     if (!e || !req_out)
         return vm_fail(VMATCH_EINVAL, "match_posted: NULL argument");
+    e->env.cls = cls;
     e->searches++;
     if (!e->env.len[VM_PRQ] || !side_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1,
                                            req_out, &e->env.inspected))
@@ -317,6 +318,7 @@ int vmatch_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t c
 {
     if (!e || !msg)
         return vm_fail(VMATCH_EINVAL, "enqueue_unexpected: NULL argument");
+    e->env.cls = cls;
     return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
 }
 
@@ -325,6 +327,7 @@ int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t 
 {
     if (!e || !req)
         return vm_fail(VMATCH_EINVAL, "enqueue_posted: NULL argument");
+    e->env.cls = cls;
     return enqueue(e, VM_PRQ, bits, care, cls, req);
 }
 
