@@ -20,9 +20,22 @@
  *   (MPI libraries keep collectives on their own context id); engines may use the class
  *   to pick a queue, never to match differently.
  *
- * Threads
- *   An engine is not thread-safe: serialize calls on one engine (MPICH holds the VCI lock
- *   around its receive queues).  Different engines are independent.
+ * Threads (spec key threads=, docs/threads.md)
+ *   threads=single (the default): an engine is not thread-safe; serialize calls on one
+ *   engine (MPICH holds the VCI lock around its receive queues).  It pays nothing for the
+ *   other modes.  Different engines are independent.
+ *   threads=mutex: every call may come from any thread; one mutex serializes them.  Results
+ *   are exactly those of single.
+ *   threads=multi: every call may come from any thread.  Once vmatch_on_match has set a
+ *   callback, an arrival that finds the engine busy does not wait: it is left in a
+ *   lock-free inbox, vmatch_arrive returns VMATCH_DEFERRED, and whichever thread holds the
+ *   engine next matches it (before its own operation) and reports a match to the callback.
+ *   Without a callback, multi arrivals wait for the engine like mutex ones.
+ *   In both threaded modes the results are linearizable: every result is what one serial
+ *   order of all the operations gives, an operation takes effect between its call and its
+ *   completion (for a deferred arrival: when it is matched, or queued as unexpected), and
+ *   each thread's own operations take effect in the order it made them.  A post, probe,
+ *   cancel or removal made after a thread's deferred arrival sees that arrival.
  *
  * Errors
  *   Every function that returns int returns >= 0 on success and a negative VMATCH_E* code
@@ -47,7 +60,7 @@ typedef uint64_t vmatch_bits_t;
 
 /* Results: >= 0 success, < 0 error. */
 enum { VMATCH_OK = 0 };
-enum { VMATCH_QUEUED = 0, VMATCH_MATCHED = 1 };
+enum { VMATCH_QUEUED = 0, VMATCH_MATCHED = 1, VMATCH_DEFERRED = 2 };
 enum {
     VMATCH_EINVAL = -1,       /* bad argument, spec, value or file contents */
     VMATCH_ENOMEM = -2,       /* allocation failed; the engine is unchanged */
@@ -101,9 +114,38 @@ int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint
 
 /* A message with match bits `bits` arrives; msg (not NULL) is its handle.
  * Returns VMATCH_MATCHED with the earliest posted matching receive in *req_out (removed
- * from the PRQ), or VMATCH_QUEUED when the message was appended to the UMQ. */
+ * from the PRQ), or VMATCH_QUEUED when the message was appended to the UMQ.
+ * threads=multi with a vmatch_on_match callback also returns VMATCH_DEFERRED (*req_out
+ * untouched): the engine was busy and the message waits in the inbox.  Treat it as
+ * VMATCH_QUEUED (keep the payload where an unexpected message's payload goes; msg must stay
+ * valid); if the message matches a posted receive, the callback gets (msg, req), at the
+ * latest when the thread holding the engine gives it back, possibly before this call
+ * returns; if it matches none, it becomes an unexpected message that later posts and
+ * probes find as usual. */
 int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
                   void **req_out);
+
+/* The callback of deferred arrivals (threads=multi): rc is VMATCH_MATCHED with the receive
+ * req the message msg matched (removed from the PRQ, as vmatch_arrive would have), or a
+ * negative code (VMATCH_ENOMEM) when the message could not be queued as unexpected: it is
+ * in neither queue, req is NULL, and the caller arrives it again later.  It runs on
+ * whichever thread drains the inbox, inside one of its vmatch_* calls on e, with e held:
+ * it must not call into e (that would wait for itself); it may call other engines and take
+ * the caller's own locks (none of vmatch's is held but e's). */
+typedef void vmatch_match_fn(void *arg, int rc, void *msg, void *req);
+
+/* Set (fn) or clear (NULL) the callback of deferred arrivals of a threads=multi engine;
+ * set it before other threads use e.  Arrivals defer only while one is set.  On a single
+ * or mutex engine nothing defers and this does nothing.  VMATCH_OK, or VMATCH_EINVAL for a
+ * NULL e. */
+int vmatch_on_match(vmatch_engine_t *e, vmatch_match_fn *fn, void *arg);
+
+/* Apply the deferred arrivals waiting in a threads=multi engine's inbox now (their
+ * matches go to the callback).  Never needed for correctness: every call on e does it
+ * first, and the thread that gives e back does it for arrivals deferred meanwhile.  Useful
+ * to have everything matched at a point of the caller's choosing.  Returns how many it
+ * applied (0 for single and mutex engines), or VMATCH_EINVAL for a NULL e. */
+int vmatch_progress(vmatch_engine_t *e);
 
 /* Probe the UMQ for the oldest message matching (bits, care) (MPI_Iprobe when remove is
  * 0, MPI_Improbe when remove is 1).  Returns VMATCH_MATCHED with the message in *msg_out,

@@ -2,6 +2,7 @@
  * packing and collective classes.  Where entries live is the policy's business. */
 #include "engine.h"
 #include "simd.h"
+#include "threads.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ void vmatch_destroy(vmatch_engine_t *e)
 {
     if (!e)
         return;
+    if (e->threads)
+        vm_threads_destroy(e);
     for (int s = 0; s < 2; s++)
         if (e->side[s])
             e->side[s]->ops->destroy(e->side[s]);
@@ -88,6 +91,13 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     }
     vm_spec_describe(&e->cfg, e->describe, e->describe_bytes);
     e->exchange = cfg.profile_record ? NULL : cfg.policy->exchange;
+    if (cfg.threads != VM_THREADS_SINGLE) {
+        rc = vm_threads_create(e);
+        if (rc < 0) {
+            vmatch_destroy(e);
+            return vm_fail(rc, "create: out of memory for the threads' state");
+        }
+    }
     /* The profile path served the policies' create; the description keeps it. */
     vm_spec_free(&e->cfg);
     *out = e;
@@ -220,21 +230,44 @@ static __attribute__((noinline)) int arrive_search(vmatch_engine_t *e, vmatch_bi
 
 /* A post or an arrival without the policy's exchange, out of line so that the callers keep
  * no frame for the exchange's tail call. */
-static __attribute__((noinline)) int post_other(vmatch_engine_t *e, vmatch_bits_t bits,
-                                                vmatch_bits_t care, uint32_t cls, void *req,
-                                                void **msg_out)
+static inline int post_plain(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                             uint32_t cls, void *req, void **msg_out)
 {
     if (!e->env.len[VM_UMQ])
         return enqueue(e, VM_PRQ, bits, care, cls, req);
     return post_search(e, bits, care, cls, req, msg_out);
 }
 
-static __attribute__((noinline)) int arrive_other(vmatch_engine_t *e, vmatch_bits_t bits,
-                                                  uint32_t cls, void *msg, void **req_out)
+static inline int arrive_plain(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                               void **req_out)
 {
     if (!e->env.len[VM_PRQ])
         return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
     return arrive_search(e, bits, cls, msg, req_out);
+}
+
+/* Engines without an exchange come here, and so do threaded engines (create leaves their
+ * exchange NULL): the check for threads costs the single-threaded engines with an exchange
+ * (the default) nothing. */
+static __attribute__((noinline)) int post_other(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                vmatch_bits_t care, uint32_t cls, void *req,
+                                                void **msg_out)
+{
+    if (e->threads)
+        return vm_threads_post(e, bits, care, cls, req, msg_out);
+    e->searches++;
+    e->env.cls = cls;
+    return post_plain(e, bits, care, cls, req, msg_out);
+}
+
+static __attribute__((noinline)) int arrive_other(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                  uint32_t cls, void *msg, void **req_out)
+{
+    if (e->threads)
+        return vm_threads_arrive(e, bits, cls, msg, req_out);
+    e->searches++;
+    e->env.cls = cls;
+    return arrive_plain(e, bits, cls, msg, req_out);
 }
 
 int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
@@ -242,10 +275,11 @@ int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint
 {
     if (!e || !req || !msg_out)
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
-    e->searches++;
-    e->env.cls = cls;
-    if (e->exchange)
+    if (e->exchange) {
+        e->searches++;
+        e->env.cls = cls;
         return e->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
+    }
     return post_other(e, bits, care, cls, req, msg_out);
 }
 
@@ -254,19 +288,39 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
 {
     if (!e || !msg || !req_out)
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
-    e->searches++;
-    e->env.cls = cls;
-    if (e->exchange)
+    if (e->exchange) {
+        e->searches++;
+        e->env.cls = cls;
         return e->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0, msg,
                            req_out);
+    }
     return arrive_other(e, bits, cls, msg, req_out);
 }
 
-int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                 int remove, void **msg_out)
+int vm_engine_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                   void *req, void **msg_out)
 {
-    if (!e || !msg_out)
-        return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
+    e->searches++;
+    e->env.cls = cls;
+    if (e->threads->exchange)
+        return e->threads->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
+    return post_plain(e, bits, care, cls, req, msg_out);
+}
+
+int vm_engine_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                     void **req_out)
+{
+    e->searches++;
+    e->env.cls = cls;
+    if (e->threads->exchange)
+        return e->threads->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0,
+                                    msg, req_out);
+    return arrive_plain(e, bits, cls, msg, req_out);
+}
+
+int vm_engine_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                    int remove, void **msg_out)
+{
     vm_pq_t *umq = e->side[VM_UMQ];
     e->searches++;
     if (!e->env.len[VM_UMQ] ||
@@ -277,18 +331,35 @@ int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
     return VMATCH_MATCHED;
 }
 
-/* Remove the entry with this payload from one side. */
-static int remove_payload(vmatch_engine_t *e, int side, const void *payload)
+int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                 int remove, void **msg_out)
 {
-    if (!e || !payload)
-        return vm_fail(VMATCH_EINVAL, "%s: NULL argument",
-                       side == VM_PRQ ? "cancel" : "remove_unexpected");
+    if (!e || !msg_out)
+        return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
+    if (e->threads)
+        return vm_threads_probe(e, bits, care, cls, remove, msg_out);
+    return vm_engine_probe(e, bits, care, cls, remove, msg_out);
+}
+
+int vm_engine_remove(vmatch_engine_t *e, int side, const void *payload)
+{
     vm_pq_t *p = e->side[side];
     e->searches++;
     if (!e->env.len[side] || !p->ops->remove_payload(p, payload, &e->env.inspected))
         return VMATCH_ENOTFOUND;
     e->env.len[side]--;
     return VMATCH_OK;
+}
+
+/* Remove the entry with this payload from one side. */
+static int remove_payload(vmatch_engine_t *e, int side, void *payload)
+{
+    if (!e || !payload)
+        return vm_fail(VMATCH_EINVAL, "%s: NULL argument",
+                       side == VM_PRQ ? "cancel" : "remove_unexpected");
+    if (e->threads)
+        return vm_threads_remove(e, side, payload);
+    return vm_engine_remove(e, side, payload);
 }
 
 int vmatch_cancel(vmatch_engine_t *e, void *req)
@@ -301,10 +372,8 @@ int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg)
     return remove_payload(e, VM_UMQ, msg);
 }
 
-int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
+static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
 {
-    if (!e || !req_out)
-        return vm_fail(VMATCH_EINVAL, "match_posted: NULL argument");
     e->env.cls = cls;
     e->searches++;
     if (!e->env.len[VM_PRQ] || !side_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1,
@@ -314,12 +383,39 @@ int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, vo
     return VMATCH_MATCHED;
 }
 
+/* The split calls take a threaded engine as a probe does (threads=multi drains the inbox
+ * first): they never defer. */
+int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
+{
+    if (!e || !req_out)
+        return vm_fail(VMATCH_EINVAL, "match_posted: NULL argument");
+    if (!e->threads)
+        return match_posted(e, bits, cls, req_out);
+    vm_threads_enter(e);
+    int rc = match_posted(e, bits, cls, req_out);
+    vm_threads_leave(e);
+    return rc;
+}
+
+static int enqueue_split(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
+                         uint32_t cls, void *payload)
+{
+    if (!e->threads) {
+        e->env.cls = cls;
+        return enqueue(e, side, bits, care, cls, payload);
+    }
+    vm_threads_enter(e);
+    e->env.cls = cls;
+    int rc = enqueue(e, side, bits, care, cls, payload);
+    vm_threads_leave(e);
+    return rc;
+}
+
 int vmatch_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg)
 {
     if (!e || !msg)
         return vm_fail(VMATCH_EINVAL, "enqueue_unexpected: NULL argument");
-    e->env.cls = cls;
-    return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+    return enqueue_split(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
 }
 
 int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
@@ -327,15 +423,12 @@ int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t 
 {
     if (!e || !req)
         return vm_fail(VMATCH_EINVAL, "enqueue_posted: NULL argument");
-    e->env.cls = cls;
-    return enqueue(e, VM_PRQ, bits, care, cls, req);
+    return enqueue_split(e, VM_PRQ, bits, care, cls, req);
 }
 
-uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size)
 {
-    if (!e)
-        return 0;
     vm_env_t *env = &e->env;
     vm_class_t k = {.op = op,
                     .comm_size = comm_size,
@@ -359,6 +452,19 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
     }
     env->classes[env->nclasses++] = k;
     return env->nclasses;
+}
+
+uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                           uint32_t comm_size)
+{
+    if (!e)
+        return 0;
+    if (!e->threads)
+        return coll_class(e, op, msg_bytes, comm_size);
+    vm_threads_enter(e);
+    uint32_t id = coll_class(e, op, msg_bytes, comm_size);
+    vm_threads_leave(e);
+    return id;
 }
 
 /* Pack without checks: each value is cut to its field, wildcards clear care bits. */
@@ -443,6 +549,10 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     *out = (vmatch_stats_t){0};
     if (!e)
         return;
+    /* A threaded engine is held while it is read; holding changes nothing it reports. */
+    vmatch_engine_t *held = e->threads ? (vmatch_engine_t *)e : NULL;
+    if (held)
+        vm_threads_enter(held);
     out->posted = e->env.len[VM_PRQ];
     out->unexpected = e->env.len[VM_UMQ];
     out->searches = e->searches;
@@ -450,6 +560,8 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     out->bytes = e->env.mem.bytes;
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->stats(e->side[s], out);
+    if (held)
+        vm_threads_leave(held);
 }
 
 int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stats_t *out)
@@ -460,7 +572,12 @@ int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stat
         return vm_fail(VMATCH_EUNSUPPORTED, "class_stats: policy=%s keeps no queues per class",
                        e->cfg.policy->name);
     *out = (vmatch_class_stats_t){0};
+    vmatch_engine_t *held = e->threads ? (vmatch_engine_t *)e : NULL; /* as vmatch_stats */
+    if (held)
+        vm_threads_enter(held);
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->class_stats(e->side[s], cls, out);
+    if (held)
+        vm_threads_leave(held);
     return VMATCH_OK;
 }

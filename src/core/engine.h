@@ -99,10 +99,21 @@ struct vmatch_engine {
     /* The policy's exchange (vm_policy_t), NULL when it has none or profile.record is on. */
     int (*exchange)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, void **);
     uint64_t searches; /* the lengths, sequence numbers and entries inspected are in env */
+    struct vm_threads *threads; /* threads=mutex or multi (threads.h); NULL for single */
     vm_prof_table_t prof;
     char *describe; /* vmatch_describe's text */
     size_t describe_bytes;
 };
+
+/* The API calls without their argument checks and without taking a threaded engine: what
+ * threads.c runs with the engine held. */
+int vm_engine_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                   void *req, void **msg_out);
+int vm_engine_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                     void **req_out);
+int vm_engine_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                    int remove, void **msg_out);
+int vm_engine_remove(vmatch_engine_t *e, int side, const void *payload);
 
 /* Test hook: the engine's memory, to make allocations fail (fail_after). */
 static inline vm_mem_t *vm_engine_mem(vmatch_engine_t *e)

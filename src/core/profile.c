@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "engine.h"
+#include "threads.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -104,10 +105,8 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
+static int profile_save(const vmatch_engine_t *e, const char *path)
 {
-    if (!e || !path)
-        return vm_fail(VMATCH_EINVAL, "profile_save: NULL argument");
     if (!e->cfg.profile_record)
         return vm_fail(VMATCH_EINVAL,
                        "profile_save: recording is off (spec profile.record=on)");
@@ -383,5 +382,19 @@ int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t
         vm_profile_free(&prof);
     else
         *out = prof;
+    return rc;
+}
+
+int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
+{
+    if (!e || !path)
+        return vm_fail(VMATCH_EINVAL, "profile_save: NULL argument");
+    if (!e->threads)
+        return profile_save(e, path);
+    /* Held while the table is read; holding changes nothing the profile records. */
+    vmatch_engine_t *held = (vmatch_engine_t *)e;
+    vm_threads_enter(held);
+    int rc = profile_save(e, path);
+    vm_threads_leave(held);
     return rc;
 }

@@ -44,6 +44,7 @@ typedef struct vm_config {
     int numa;                                 /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
     uint32_t simd; /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
+    uint32_t threads, inbox; /* enum vm_threads_mode (threads.h); slots per inbox buffer */
     char *profile; /* path for the static designs (owned: vm_spec_free); NULL when not given */
     _Alignas(16) unsigned char mod[VM_MODULE_CFG_BYTES];
 } vm_config_t;
