@@ -20,5 +20,8 @@ vmatch_deps() {
 # Packages every build needs.
 VMATCH_BUILD_DEPS="cmake make gcc g++ pkg-config libnuma-dev libbenchmark-dev"
 
+# The ThreadSanitizer runtime of GCC 12 (scripts/test's pass over the threaded tests).
+VMATCH_TSAN_DEPS="libtsan2"
+
 # Packages scripts/fuzz needs: clang and its runtime with libFuzzer (libclang_rt.fuzzer).
 VMATCH_FUZZ_DEPS="clang libclang-rt-14-dev"
