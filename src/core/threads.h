@@ -66,12 +66,10 @@ uint64_t vm_inbox_drain(vm_inbox_t *in, void (*fn)(void *arg, const vm_inbox_slo
 
 typedef void vm_lin_hook_fn(void *arg, void *deferred_msg);
 
+/* Read-mostly fields first; each lock word, written by every call, on a line of its own, so
+ * that reading the mode or the callback does not pull a line another CPU is writing. */
 typedef struct vm_threads {
     int mode;            /* VM_THREADS_MUTEX or VM_THREADS_MULTI */
-    pthread_mutex_t mu;  /* mutex: the engine's lock */
-    _Atomic int busy;    /* multi: the engine's lock (1 held), a seq_cst word (threads.c) */
-    vm_inbox_t inbox;    /* multi */
-    uint64_t drained;    /* multi: arrivals the drains applied (vmatch_progress) */
     vmatch_match_fn *cb; /* vmatch_on_match; multi defers arrivals only once it is set */
     void *cb_arg;
     vm_lin_hook_fn *hook; /* test hook (vm_threads_set_hook), or NULL */
@@ -79,6 +77,10 @@ typedef struct vm_threads {
     /* The policy's exchange, which threaded engines reach only under the lock. */
     int (*exchange)(struct vm_pq *, struct vm_pq *, vmatch_bits_t, vmatch_bits_t, void *,
                     void **);
+    _Alignas(64) pthread_mutex_t mu; /* mutex: the engine's lock; multi: where waiters queue */
+    _Alignas(64) _Atomic int busy; /* multi: the engine's lock (1: held), seq_cst (threads.c) */
+    uint64_t drained;              /* multi: arrivals the drains applied (vmatch_progress) */
+    vm_inbox_t inbox;              /* multi */
 } vm_threads_t;
 
 /* Make e's thread state for e->cfg.threads (not single).  VMATCH_OK or VMATCH_ENOMEM. */
