@@ -138,6 +138,8 @@ static void apply_deferred(void *arg, const vm_inbox_slot_t *s)
         t->hook(t->hook_arg, s->msg);
     int rc = vm_engine_arrive(e, s->bits, s->cls, s->msg, &req);
     t->drained++;
+    if (!t->cb) /* cleared while arrivals were in flight, against vmatch_on_match's rule */
+        return;
     if (rc == VMATCH_MATCHED)
         t->cb(t->cb_arg, rc, s->msg, req);
     else if (rc < 0) /* not queued: the caller gets its message back to arrive again */
