@@ -221,6 +221,7 @@ static void test_api(void)
         CHECK(out == &msg);
         vmatch_destroy(e);
     }
+    CHECK(strstr(vmatch_strerror(VMATCH_DEFERRED), "VMATCH_DEFERRED") != NULL);
     CHECK_EQ(vmatch_on_match(NULL, log_match, NULL), VMATCH_EINVAL);
     CHECK_EQ(vmatch_progress(NULL), VMATCH_EINVAL);
     /* The inbox counts in the engine's bytes. */

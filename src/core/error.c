@@ -26,6 +26,8 @@ const char *vmatch_strerror(int code)
         return "VMATCH_OK: success";
     case VMATCH_MATCHED:
         return "VMATCH_MATCHED: matched";
+    case VMATCH_DEFERRED:
+        return "VMATCH_DEFERRED: left in the inbox, matched later (threads=multi)";
     case VMATCH_EINVAL:
         return "VMATCH_EINVAL: invalid argument";
     case VMATCH_ENOMEM:
