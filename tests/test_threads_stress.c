@@ -3,7 +3,8 @@
  * For every registered policy and storage, and for threads=mutex, threads=multi and
  * threads=multi with a one-slot inbox (so arrivals overflow it all the time), several
  * arrival threads and several posting threads (posts with wildcards, probes, improbes,
- * cancels, removals) run on one engine for a bounded time.  The engine's test hook
+ * cancels, removals; one context point-to-point, one a collective class) run on one engine
+ * for a bounded time.  The engine's test hook
  * (vm_threads_set_hook) runs at the moment each operation takes effect, with the engine
  * held; it gives the operation an order token from one atomic counter.  Afterwards the whole
  * history, sorted by token, is replayed on the reference model (ref.c): every result must
@@ -64,6 +65,7 @@ typedef struct shared {
     _Atomic uint64_t clock;  /* the order tokens */
     _Atomic int64_t backlog; /* arrivals minus posts */
     _Atomic int stop;
+    uint32_t cls[NCTX]; /* context 1 carries a collective class, as MPI keeps them apart */
     worker_t w[NTHREADS];
 } shared_t;
 
@@ -114,9 +116,10 @@ static void *run_arrivals(void *arg)
         }
         rec_t *r = current = &w->recs[w->n++];
         r->kind = OP_ARRIVE;
-        r->bits = vmatch_mpi_msg(sh->e, below(&w->seed, NCTX), pick_src(&w->seed),
-                                 (int32_t)below(&w->seed, NTAG));
-        r->rc = vmatch_arrive(sh->e, r->bits, 0, r, &r->out);
+        uint32_t ctx = below(&w->seed, NCTX);
+        r->bits =
+            vmatch_mpi_msg(sh->e, ctx, pick_src(&w->seed), (int32_t)below(&w->seed, NTAG));
+        r->rc = vmatch_arrive(sh->e, r->bits, sh->cls[ctx], r, &r->out);
         atomic_fetch_add_explicit(&sh->backlog, 1, memory_order_relaxed);
     }
     return NULL;
@@ -147,16 +150,17 @@ static void *run_posts(void *arg)
         uint32_t p = below(&w->seed, 100);
         int32_t src = below(&w->seed, 4) ? pick_src(&w->seed) : VMATCH_ANY_SOURCE;
         int32_t tag = below(&w->seed, 4) ? (int32_t)below(&w->seed, NTAG) : VMATCH_ANY_TAG;
-        vmatch_mpi_recv(sh->e, below(&w->seed, NCTX), src, tag, &r->bits, &r->care);
+        uint32_t ctx = below(&w->seed, NCTX), cls = sh->cls[ctx];
+        vmatch_mpi_recv(sh->e, ctx, src, tag, &r->bits, &r->care);
         rec_t *old;
         if (p < 80) {
             r->kind = OP_POST;
-            r->rc = vmatch_post(sh->e, r->bits, r->care, 0, r, &r->out);
+            r->rc = vmatch_post(sh->e, r->bits, r->care, cls, r, &r->out);
             atomic_fetch_sub_explicit(&sh->backlog, 1, memory_order_relaxed);
         } else if (p < 90) {
             r->kind = OP_PROBE;
             r->remove = p < 85;
-            r->rc = vmatch_probe(sh->e, r->bits, r->care, 0, r->remove, &r->out);
+            r->rc = vmatch_probe(sh->e, r->bits, r->care, cls, r->remove, &r->out);
             if (r->rc == VMATCH_MATCHED && !r->remove)
                 seen = r->out;
         } else if (p < 95 && (old = earlier_post(w)) != NULL) {
@@ -279,6 +283,7 @@ static void stress(const char *spec, int multi, uint64_t seed, unsigned ms)
         fprintf(stderr, "%s: %s\n", spec, vmatch_last_error());
     REQUIRE(rc == VMATCH_OK);
     vm_threads_set_hook(sh.e, hook, &sh);
+    sh.cls[1] = vmatch_coll_class(sh.e, VMATCH_COLL_ALLREDUCE, 4096, NSRC);
     if (multi)
         CHECK_EQ(vmatch_on_match(sh.e, on_match, NULL), VMATCH_OK);
     for (int i = 0; i < NTHREADS; i++) {
