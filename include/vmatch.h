@@ -167,7 +167,10 @@ int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg);
  * vmatch_probe with remove=1 and vmatch_enqueue_posted are the halves of a post.  An
  * enqueue returns VMATCH_QUEUED or an error (VMATCH_EINVAL, VMATCH_ENOMEM) and must follow
  * its search with nothing in between: otherwise the queues keep an entry that the other
- * side already holds a match for, and the answers are no longer the single list's. */
+ * side already holds a match for, and the answers are no longer the single list's.  On a
+ * threads=mutex or multi engine each call is safe from any thread and takes the engine as a
+ * probe does (never deferred), but "nothing in between" is the caller's: hold one lock
+ * across a search and its enqueue (UCX holds the worker). */
 int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out);
 int vmatch_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg);
 int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,

@@ -119,6 +119,8 @@ int main(void)
         "policy=pnp storage=lla nprocs=8 pnp.threshold=3 layout=mpich-ucx",
         "policy=unified nprocs=8",
         "policy=unified nprocs=8 layout=ompi-ucx",
+        "policy=hash threads=mutex",
+        "policy=pnp storage=llv nprocs=8 pnp.threshold=4 threads=multi layout=ompi-ucx",
     };
     test_args();
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)

@@ -2,7 +2,8 @@
  * (order, the double buffer's wrap-around, a full buffer), a multi engine whose inbox fills
  * while a test holds the engine (deferred arrivals, the callback, the fallback of a full
  * inbox), the spec keys and API calls, and test_diff's random operation streams on threaded
- * engines (one thread: every result must be single's, statistics included).
+ * engines (one thread: every result must be single's, statistics included), and the split
+ * calls from several threads at once.
  * test_threads_stress checks many threads at once. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -16,6 +17,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +237,79 @@ static void test_api(void)
     CHECK(b.bytes >= a.bytes + 2 * 1024 * sizeof(vm_inbox_slot_t));
 }
 
+/* ---- the split calls (ports/ucx) from many threads ---- */
+
+enum { SPLIT_THREADS = 4, SPLIT_ROUNDS = 2000 };
+
+typedef struct split_arg {
+    vmatch_engine_t *e;
+    unsigned id, bad;
+} split_arg_t;
+
+/* Each thread uses its own tag: whatever the others do, it must find its own entries. Thread
+ * 0 also arrives through vmatch_arrive on a tag nobody posts, so multi engines defer. */
+static void *split_worker(void *arg)
+{
+    split_arg_t *a = arg;
+    vmatch_bits_t mine = (vmatch_bits_t)(a->id + 1) << 8;
+    static int token[SPLIT_THREADS][2];
+    for (unsigned i = 0; i < SPLIT_ROUNDS; i++) {
+        void *out = NULL;
+        if (vmatch_enqueue_posted(a->e, mine, ~0ull, 0, &token[a->id][0]) != VMATCH_QUEUED ||
+            vmatch_match_posted(a->e, mine, 0, &out) != VMATCH_MATCHED ||
+            out != &token[a->id][0])
+            a->bad++;
+        if (vmatch_enqueue_unexpected(a->e, mine, 0, &token[a->id][1]) != VMATCH_QUEUED ||
+            vmatch_probe(a->e, mine, ~0ull, 0, 1, &out) != VMATCH_MATCHED ||
+            out != &token[a->id][1])
+            a->bad++;
+        if (a->id == 0) {
+            int rc = vmatch_arrive(a->e, 0xff, 0, &token[0][1], &out);
+            if (rc != VMATCH_QUEUED && rc != VMATCH_DEFERRED)
+                a->bad++;
+        }
+    }
+    return NULL;
+}
+
+/* A deferred arrival of thread 0 reports here: nobody posts its tag, so it queues. */
+static void split_deferred(void *arg, int rc, void *msg, void *req)
+{
+    (void)msg;
+    (void)req;
+    if (rc != VMATCH_QUEUED)
+        atomic_fetch_add((_Atomic unsigned *)arg, 1);
+}
+
+static void test_split_threads(void)
+{
+    static const char *const specs[] = {"policy=hash threads=mutex",
+                                        "policy=hash threads=multi threads.inbox=4",
+                                        "policy=single storage=llv threads=multi"};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        vmatch_engine_t *e;
+        REQUIRE(vmatch_create(specs[k], &e) == VMATCH_OK);
+        _Atomic unsigned wrong = 0;
+        vmatch_on_match(e, split_deferred, (void *)&wrong);
+        pthread_t th[SPLIT_THREADS];
+        split_arg_t args[SPLIT_THREADS];
+        for (unsigned t = 0; t < SPLIT_THREADS; t++) {
+            args[t] = (split_arg_t){.e = e, .id = t};
+            REQUIRE(pthread_create(&th[t], NULL, split_worker, &args[t]) == 0);
+        }
+        for (unsigned t = 0; t < SPLIT_THREADS; t++) {
+            pthread_join(th[t], NULL);
+            CHECK_EQ(args[t].bad, 0);
+        }
+        vmatch_progress(e);
+        CHECK_EQ(atomic_load(&wrong), 0);
+        vmatch_stats_t st;
+        vmatch_stats(e, &st);
+        CHECK(st.posted == 0 && st.unexpected == SPLIT_ROUNDS); /* thread 0's arrivals */
+        vmatch_destroy(e);
+    }
+}
+
 /* ---- test_diff's streams on threaded engines ---- */
 
 static void diff_run(const char *spec)
@@ -294,6 +369,7 @@ int main(void)
     test_inbox();
     test_api();
     test_deferred();
+    test_split_threads();
     test_diff_streams();
     return check_report("test_threads");
 }
