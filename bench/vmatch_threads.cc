@@ -58,19 +58,26 @@ void on_match(void *arg, int rc, void *, void *)
         static_cast<Run *>(arg)->deferred_matches.fetch_add(1, std::memory_order_relaxed);
 }
 
+// A worker's receive and message bits for source src's kTags tags; then it waits with the
+// others for go.
+void start(Run *r, int src, vmatch_bits_t *bits, vmatch_bits_t *care, vmatch_bits_t *mbits)
+{
+    for (int t = 0; t < kTags; t++) {
+        vmatch_mpi_recv(r->e, 0, src, t, &bits[t], &care[t]);
+        mbits[t] = vmatch_mpi_msg(r->e, 0, src, t);
+    }
+    r->ready.fetch_add(1);
+    while (!r->go.load(std::memory_order_acquire))
+        sched_yield();
+}
+
 // One thread's pairs until stop; returns the pairs and adds its synchronous matches.
 void worker(Run *r, int id, uint64_t *pairs, uint64_t *matches)
 {
     static char handles[2]; // payloads: only their addresses matter, never dereferenced
     void *req = &handles[0], *msg = &handles[1], *out;
     vmatch_bits_t bits[kTags], care[kTags], mbits[kTags];
-    for (int t = 0; t < kTags; t++) {
-        vmatch_mpi_recv(r->e, 0, id, t, &bits[t], &care[t]);
-        mbits[t] = vmatch_mpi_msg(r->e, 0, id, t);
-    }
-    r->ready.fetch_add(1);
-    while (!r->go.load(std::memory_order_acquire))
-        sched_yield();
+    start(r, id, bits, care, mbits);
     uint64_t n = 0, m = 0;
     while (!r->stop.load(std::memory_order_relaxed)) {
         int t = (int)(n % kTags);
@@ -98,13 +105,7 @@ void split_worker(Run *r, int id, int threads, uint64_t *ops, uint64_t *matches)
     std::atomic<uint64_t> &mine = (arrive ? r->arrived : r->posted)[src].n;
     std::atomic<uint64_t> &other = (arrive ? r->posted : r->arrived)[src].n;
     vmatch_bits_t bits[kTags], care[kTags], mbits[kTags];
-    for (int t = 0; t < kTags; t++) {
-        vmatch_mpi_recv(r->e, 0, src, t, &bits[t], &care[t]);
-        mbits[t] = vmatch_mpi_msg(r->e, 0, src, t);
-    }
-    r->ready.fetch_add(1);
-    while (!r->go.load(std::memory_order_acquire))
-        sched_yield();
+    start(r, src, bits, care, mbits);
     uint64_t n = 0, m = 0;
     while (!r->stop.load(std::memory_order_relaxed)) {
         if (n >= other.load(std::memory_order_relaxed) + kWindow) {

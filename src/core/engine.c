@@ -384,7 +384,8 @@ static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, vo
 }
 
 /* The split calls take a threaded engine as a probe does (threads=multi drains the inbox
- * first): they never defer. */
+ * first): they never defer.  A single engine tail-calls the work (UCX's hot path), where
+ * vm_engine_take / vm_engine_give would test for threads twice and keep a frame. */
 int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
 {
     if (!e || !req_out)
@@ -459,11 +460,9 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
 {
     if (!e)
         return 0;
-    if (!e->threads)
-        return coll_class(e, op, msg_bytes, comm_size);
-    vm_threads_enter(e);
+    vm_engine_take(e);
     uint32_t id = coll_class(e, op, msg_bytes, comm_size);
-    vm_threads_leave(e);
+    vm_engine_give(e);
     return id;
 }
 
@@ -549,10 +548,7 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     *out = (vmatch_stats_t){0};
     if (!e)
         return;
-    /* A threaded engine is held while it is read; holding changes nothing it reports. */
-    vmatch_engine_t *held = e->threads ? (vmatch_engine_t *)e : NULL;
-    if (held)
-        vm_threads_enter(held);
+    vm_engine_take(e);
     out->posted = e->env.len[VM_PRQ];
     out->unexpected = e->env.len[VM_UMQ];
     out->searches = e->searches;
@@ -560,8 +556,7 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     out->bytes = e->env.mem.bytes;
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->stats(e->side[s], out);
-    if (held)
-        vm_threads_leave(held);
+    vm_engine_give(e);
 }
 
 int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stats_t *out)
@@ -572,12 +567,9 @@ int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stat
         return vm_fail(VMATCH_EUNSUPPORTED, "class_stats: policy=%s keeps no queues per class",
                        e->cfg.policy->name);
     *out = (vmatch_class_stats_t){0};
-    vmatch_engine_t *held = e->threads ? (vmatch_engine_t *)e : NULL; /* as vmatch_stats */
-    if (held)
-        vm_threads_enter(held);
+    vm_engine_take(e);
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->class_stats(e->side[s], cls, out);
-    if (held)
-        vm_threads_leave(held);
+    vm_engine_give(e);
     return VMATCH_OK;
 }

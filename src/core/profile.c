@@ -389,12 +389,8 @@ int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
 {
     if (!e || !path)
         return vm_fail(VMATCH_EINVAL, "profile_save: NULL argument");
-    if (!e->threads)
-        return profile_save(e, path);
-    /* Held while the table is read; holding changes nothing the profile records. */
-    vmatch_engine_t *held = (vmatch_engine_t *)e;
-    vm_threads_enter(held);
+    vm_engine_take(e);
     int rc = profile_save(e, path);
-    vm_threads_leave(held);
+    vm_engine_give(e);
     return rc;
 }

@@ -9,6 +9,7 @@
 #ifndef VM_THREADS_H
 #define VM_THREADS_H
 
+#include "engine.h"
 #include "vmatch.h"
 
 #include <pthread.h>
@@ -96,10 +97,24 @@ int vm_threads_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void
 int vm_threads_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                      int remove, void **msg_out);
 int vm_threads_remove(vmatch_engine_t *e, int side, void *payload);
-/* Take / give back the engine around a call that reads or changes it otherwise (stats,
- * classes, the profile).  Entering drains the inbox first. */
+/* Take / give back a threaded engine.  Entering drains the inbox first. */
 void vm_threads_enter(vmatch_engine_t *e);
 void vm_threads_leave(vmatch_engine_t *e);
+
+/* Around a call off the matching paths (classes, statistics, the profile): a threaded engine
+ * is taken and given back, a single one costs a test.  Holding changes nothing such a call
+ * reports.  The matching calls test e->threads once and tail-call instead (engine.c). */
+static inline void vm_engine_take(const vmatch_engine_t *e)
+{
+    if (e->threads)
+        vm_threads_enter((vmatch_engine_t *)e);
+}
+
+static inline void vm_engine_give(const vmatch_engine_t *e)
+{
+    if (e->threads)
+        vm_threads_leave((vmatch_engine_t *)e);
+}
 
 /* Test hook: fn(arg, deferred_msg) runs with the engine held at the moment each operation
  * takes effect, on the thread that applies it: deferred_msg is the handle of a deferred
