@@ -18,7 +18,7 @@
  * finding. */
 #include "fuzz.h"
 
-#include "engine.h"
+#include "hooks.h"
 #include "ref.h"
 
 #include <string.h>

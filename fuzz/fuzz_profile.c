@@ -7,7 +7,7 @@
  * (the partners' perfect hash finds them) or refuses with a message. */
 #include "fuzz.h"
 
-#include "engine.h"
+#include "profile.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
  * drain the queues under allocation failures. */
 #include "diff_stream.h"
 #include "check.h"
-#include "engine.h"
+#include "hooks.h"
 #include "simd.h"
 
 #include <inttypes.h>

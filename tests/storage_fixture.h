@@ -4,7 +4,7 @@
 #define VM_STORAGE_FIXTURE_H
 
 #include "check.h"
-#include "engine.h"
+#include "spec.h"
 #include "vmatch.h"
 
 #include <stdint.h>

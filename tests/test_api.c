@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "engine.h"
+#include "hooks.h"
 #include "vmatch.h"
 
 #include <pthread.h>

@@ -3,7 +3,7 @@
  * the wildcard order on a profiled engine.  test_diff checks the answers on random streams. */
 #include "check.h"
 #include "cluster.h"
-#include "engine.h"
+#include "pool.h"
 #include "vmatch.h"
 
 #include <stdio.h>

@@ -18,7 +18,6 @@
 
 #include "check.h"
 #include "diff_stream.h"
-#include "engine.h"
 #include "module.h"
 #include "ref.h"
 #include "simd.h"

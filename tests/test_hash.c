@@ -5,8 +5,8 @@
  * stays whole: every entry once, in its bucket, in order.  Long random streams over every
  * storage are test_diff's job. */
 #include "check.h"
-#include "engine.h"
 #include "hash_impl.h"
+#include "hooks.h"
 #include "ref.h"
 
 #include <stdint.h>
@@ -25,7 +25,7 @@ static uint64_t rnd(uint64_t *s)
 
 static vm_hash_t *side_of(vmatch_engine_t *e, int side)
 {
-    return (vm_hash_t *)e->side[side];
+    return (vm_hash_t *)vm_engine_side(e, side);
 }
 
 /* ---- the structure of one side ---- */

@@ -6,8 +6,8 @@
  *   test_keys README.md           check
  *   test_keys --write README.md   regenerate the table between the markers */
 #include "check.h"
-#include "engine.h"
 #include "module.h"
+#include "spec.h"
 #include "vmatch.h"
 
 #include <stdio.h>

@@ -4,8 +4,8 @@
  * when it does not fit the spec.  Matching results themselves are test_diff's job. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
-#include "engine.h"
 #include "pnp.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -3,7 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "endless.h"
-#include "engine.h"
+#include "hooks.h"
+#include "profile.h"
 
 #include <stdint.h>
 #include <stdlib.h>

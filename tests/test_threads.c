@@ -9,7 +9,6 @@
 
 #include "check.h"
 #include "diff_stream.h"
-#include "engine.h"
 #include "module.h"
 #include "ref.h"
 #include "threads.h"
@@ -152,7 +151,7 @@ static void test_deferred(void)
         CHECK_EQ(vmatch_post(e, bits, care, 0, &reqs[i], &out), VMATCH_QUEUED);
     }
     /* Held: the first CAP arrivals defer, the last finds the inbox full and waits. */
-    vm_threads_hold(e);
+    vm_threads_take_undrained(e);
     arriver_t a = {.e = e};
     atomic_init(&a.done, 0);
     pthread_t th;
@@ -164,7 +163,7 @@ static void test_deferred(void)
         sched_yield();
     CHECK_EQ(atomic_load(&a.done), CAP);
     CHECK_EQ(log.n, 0);
-    vm_threads_release(e); /* its leave drains, or the waiting arrival's enter does */
+    vm_threads_give(e); /* its leave drains, or the waiting arrival's enter does */
     pthread_join(th, NULL);
     for (int i = 0; i < CAP; i++)
         CHECK_EQ(a.rc[i], VMATCH_DEFERRED);
@@ -183,13 +182,13 @@ static void test_deferred(void)
 
     /* A deferred arrival with no receive becomes unexpected (no callback); the next post
      * finds it.  Its thread has returned before the engine is given back. */
-    vm_threads_hold(e);
+    vm_threads_take_undrained(e);
     arriver_t one = {.e = e};
     atomic_init(&one.done, 0);
     REQUIRE(pthread_create(&th, NULL, arrive_one, &one) == 0);
     pthread_join(th, NULL);
     CHECK_EQ(one.rc[0], VMATCH_DEFERRED);
-    vm_threads_release(e); /* the hand-off: the holder finds it and applies it */
+    vm_threads_give(e); /* the hand-off: the holder finds it and applies it */
     CHECK_EQ(vm_inbox_pending(&e->threads->inbox), 0);
     CHECK_EQ(e->threads->drained, CAP + 1);
     CHECK_EQ(log.n, CAP);

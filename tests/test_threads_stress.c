@@ -19,7 +19,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "engine.h"
 #include "module.h"
 #include "ref.h"
 #include "threads.h"

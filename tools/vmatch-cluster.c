@@ -6,8 +6,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cluster.h"
-#include "engine.h"
 #include "plot.h"
+#include "profile.h"
 #include "vmatch.h"
 
 #include <math.h>

@@ -6,10 +6,10 @@
  * and OUT.gp, which are kept next to OUT.png so that a plot can be redrawn by hand.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "engine.h"
 #include "gen.h"
 #include "plot.h"
 #include "pnp.h"
+#include "profile.h"
 #include "replay.h"
 #include "trace.h"
 #include "vmatch.h"

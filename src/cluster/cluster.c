@@ -14,8 +14,10 @@
  */
 #include "cluster.h"
 
-#include "engine.h"
+#include "error.h"
 #include "module.h"
+#include "policy.h"
+#include "profile.h"
 
 #include <string.h>
 
@@ -199,90 +201,44 @@ static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
     return 1;
 }
 
-/* An exchange's append on a miss: the source's queue on this side.  Out of line and reached
- * by a tail call, so that an exchange whose search side is empty (half of them on short
- * queues) saves no registers for the search. */
-static inline __attribute__((always_inline)) int
-exchange_append(vm_cluster_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload)
+/* The queue of side s for the entries of (bits, care): its source's cluster; NULL for a
+ * receive that does not name its source (cluster_append and the generic exchange handle
+ * the wildcard queue) and for a cluster not made yet. */
+static inline vm_queue_t *route(vm_cluster_t *s, vmatch_bits_t bits, vmatch_bits_t care)
 {
-    vm_env_t *env = q->base.env;
-    vm_queue_t *aq = q->q[0];
-    if (q->nq > 1) /* a wildcard receive goes to the wildcard queue (cluster_append) */
-        aq = (care & q->key.care) == q->key.care
-                 ? q->q[vm_cluster_map_find(&q->map, src_key(q, bits))]
-                 : NULL;
-    if (!aq) /* not made yet */
-        return vm_exchange_queue(&q->base, bits, care, payload);
-    int rc = aq->ops->append(aq, bits, care, payload, env->seq++);
-    if (rc < 0)
-        return vm_enqueue_failed(rc);
-    env->len[q->base.side]++;
-    return VMATCH_QUEUED;
+    if (s->nq == 1)
+        return s->q[0];
+    if ((care & s->key.care) != s->key.care)
+        return NULL;
+    return s->q[vm_cluster_map_find(&s->map, src_key(s, bits))];
 }
 
-/* One per side, so that each call into the storage always reaches the same side's function
- * (which the indirect branch predictor then gets right). */
-__attribute__((noinline)) static int append_prq(vm_cluster_t *q, vmatch_bits_t bits,
-                                                vmatch_bits_t care, void *payload)
-{
-    return exchange_append(q, bits, care, payload);
-}
-
-__attribute__((noinline)) static int append_umq(vm_cluster_t *q, vmatch_bits_t bits,
-                                                void *payload)
-{
-    return exchange_append(q, bits, ~(vmatch_bits_t)0, payload);
-}
-
-/* The search of a post or an arrival on the other side, which holds entries, then on a miss
- * the append: its source's queue, with the older first match of the wildcard queue when
- * that holds receives.  care is the post's mask (all ones for a message), which is also the
- * search's keycare.  Compiled once per direction, as the appends are. */
-static inline __attribute__((always_inline)) int search(vm_cluster_t *s, vm_cluster_t *q,
-                                                        vmatch_bits_t bits, vmatch_bits_t care,
-                                                        void *payload, void **out)
-{
-    vm_env_t *env = s->base.env;
-    vm_queue_t *sq = s->q[0];
-    if (s->nq > 1) {
-        if ((care & s->key.care) != s->key.care || (s->wild && s->wild->len))
-            return vm_exchange_slow(&s->base, &q->base, bits, care, payload, out);
-        sq = s->q[vm_cluster_map_find(&s->map, src_key(s, bits))];
-    }
-    if (sq && vm_queue_match(sq, bits, care, 1, out, &env->inspected)) {
-        env->len[s->base.side]--;
-        return VMATCH_MATCHED;
-    }
-    return s->base.side == VM_PRQ ? append_umq(q, bits, payload)
-                                  : append_prq(q, bits, care, payload);
-}
-
+/* Out of line: the exchange's common case keeps no frame for it. */
 __attribute__((noinline)) static int
-arrive_search(vm_cluster_t *s, vm_cluster_t *q, vmatch_bits_t bits, void *payload, void **out)
+exchange_slow(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out, uint64_t *inspected)
 {
-    return search(s, q, bits, ~(vmatch_bits_t)0, payload, out);
+    return vm_exchange(sp, qp, en, out, inspected);
 }
 
-__attribute__((noinline)) static int post_search(vm_cluster_t *s, vm_cluster_t *q,
-                                                 vmatch_bits_t bits, vmatch_bits_t care,
-                                                 void *payload, void **out)
-{
-    return search(s, q, bits, care, payload, out);
-}
-
-/* The engine's post or arrival in one call (vm_policy_t.exchange), without its calls through
- * the policy in between: a search of the other side's queue of the source when that side
- * holds entries, then on a miss the append.  Every path is a tail call, so a call that only
- * appends saves no registers for the search. */
-static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                            void *payload, void **out)
+/* The engine's post or arrival in one call (vm_policy_t.exchange), without the policy's
+ * match and append in between: a search of the other side's queue of the source when that
+ * side holds entries and no wildcard receive waits there, then on a miss the append to the
+ * source's queue on this side.  The rest is the generic exchange. */
+static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out,
+                            uint64_t *inspected)
 {
     vm_cluster_t *s = (vm_cluster_t *)sp, *q = (vm_cluster_t *)qp;
-    if (sp->side == VM_PRQ) /* an arrival */
-        return sp->env->len[VM_PRQ] ? arrive_search(s, q, bits, payload, out)
-                                    : append_umq(q, bits, payload);
-    return sp->env->len[VM_UMQ] ? post_search(s, q, bits, care, payload, out)
-                                : append_prq(q, bits, care, payload);
+    if (sp->len) {
+        if (s->nq > 1 && ((en->care & s->key.care) != s->key.care || (s->wild && s->wild->len)))
+            return exchange_slow(sp, qp, en, out, inspected); /* wildcards: several queues */
+        vm_queue_t *sq = route(s, en->bits, en->care);
+        if (sq && vm_queue_match(sq, en->bits, en->care, 1, out, inspected))
+            return vm_pq_counted(sp, qp, VMATCH_MATCHED);
+    }
+    vm_queue_t *aq = route(q, en->bits, en->care);
+    int rc = aq ? aq->ops->append(aq, en->bits, en->care, en->payload, en->seq)
+                : cluster_append(qp, en->bits, en->care, en->cls, en->payload, en->seq);
+    return vm_pq_counted(sp, qp, rc < 0 ? rc : VMATCH_QUEUED);
 }
 
 /* q when it holds payload (with *hit), else NULL. */

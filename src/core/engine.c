@@ -1,13 +1,20 @@
 /* engine.c -- the public API: argument checks, the PRQ/UMQ protocol, statistics, MPI
  * packing and collective classes.  Where entries live is the policy's business. */
 #include "engine.h"
+#include "error.h"
+#include "hooks.h"
+#include "policy.h"
 #include "simd.h"
+#include "spec.h"
 #include "threads.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { MAX_CLASSES = 65535 };
+
+/* The single-threaded calls (defined below with their functions). */
+static const vm_calls_t calls_exchange, calls_plain;
 
 static uint64_t field_mask(unsigned bits)
 {
@@ -90,7 +97,9 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
         return vm_fail(VMATCH_ENOMEM, "create: out of memory");
     }
     vm_spec_describe(&e->cfg, e->describe, e->describe_bytes);
-    e->exchange = cfg.profile_record ? NULL : cfg.policy->exchange;
+    e->exchange = cfg.policy->exchange;
+    e->calls = e->exchange && !cfg.profile_record ? calls_exchange : calls_plain;
+    e->fast = cfg.threads == VM_THREADS_SINGLE && !cfg.profile_record ? e->exchange : NULL;
     if (cfg.threads != VM_THREADS_SINGLE) {
         rc = vm_threads_create(e);
         if (rc < 0) {
@@ -114,90 +123,72 @@ const char *vmatch_kernel(const vmatch_engine_t *e)
     return e && e->cfg.storage->simd ? vm_simd_name((int)e->cfg.simd) : "none";
 }
 
-/* A side's match and append: straight to the storage when the policy keeps one queue. */
-static inline int side_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
-                             int remove, void **payload, uint64_t *inspected)
+/* ---- the single-threaded calls (vm_calls_t) ---- */
+
+/* A post's or an arrival's exchange through the policy's own.  The entry is handed over in
+ * the engine (e->entry) and the policy's result returned as it is, so that the call is a
+ * tail call: the engine keeps no frame around it (the policy counts the result on the
+ * sides, vm_pq_counted).  A number is taken for every call: one that matched or failed
+ * leaves a gap, which orders nothing differently.  A failed append returns the storage's
+ * code, and the pool has said why (vmatch_last_error). */
+static inline __attribute__((always_inline)) int exchange(vmatch_engine_t *e, int side,
+                                                          vmatch_bits_t bits,
+                                                          vmatch_bits_t care, uint32_t cls,
+                                                          void *payload, void **out)
 {
-    if (p->sole)
-        return vm_queue_match(p->sole, key, keycare, remove, payload, inspected);
-    return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
+    e->searches++;
+    e->entry = (vm_entry_t){
+        .bits = bits, .care = care, .payload = payload, .seq = e->seq++, .cls = cls};
+    return e->exchange(e->side[!side], e->side[side], &e->entry, out, &e->inspected);
 }
 
-__attribute__((noinline, cold)) int vm_enqueue_failed(int rc)
+static int post_exchange(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                         uint32_t cls, void *req, void **msg_out)
 {
-    return vm_fail(rc, "cannot queue: %s", vmatch_strerror(rc));
+    return exchange(e, VM_PRQ, bits, care, cls, req, msg_out);
 }
 
-int vm_exchange_queue(vm_pq_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload)
+static int arrive_exchange(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                           void **req_out)
 {
-    vm_env_t *env = q->env;
-    int rc = q->ops->append(q, bits, care, env->cls, payload, env->seq++);
-    if (rc < 0)
-        return vm_enqueue_failed(rc);
-    env->len[q->side]++;
-    return VMATCH_QUEUED;
-}
-
-int vm_exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                     void *payload, void **out)
-{
-    vm_env_t *env = sp->env;
-    if (env->len[sp->side] &&
-        sp->ops->match(sp, bits, care, env->cls, 1, out, &env->inspected)) {
-        env->len[sp->side]--;
-        return VMATCH_MATCHED;
-    }
-    return vm_exchange_queue(qp, bits, care, payload);
-}
-
-/* Append to a side with the next sequence number: VMATCH_QUEUED, or the storage's error.
- * The number is taken before the append: a failed append leaves a gap, which orders nothing
- * differently. */
-static inline int append_entry(vmatch_engine_t *e, int side, vmatch_bits_t bits,
-                               vmatch_bits_t care, uint32_t cls, void *payload)
-{
-    vm_pq_t *p = e->side[side];
-    uint64_t seq = e->env.seq++;
-    int rc = p->sole && p->sole->len + 1 < p->sole_until
-                 ? p->sole->ops->append(p->sole, bits, care, payload, seq)
-                 : p->ops->append(p, bits, care, cls, payload, seq);
-    if (rc >= 0)
-        e->env.len[side]++;
-    return rc;
+    return exchange(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg, req_out);
 }
 
 /* enqueue with profile.record=on: count the insertion too (receives that name their source,
  * and every message).  Out of line, so the common path saves no registers for it. */
 static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int side,
-                                                      vmatch_bits_t bits, vmatch_bits_t care,
-                                                      uint32_t cls, void *payload)
+                                                      const vm_entry_t *en)
 {
     const vm_packing_t *k = &e->packing;
     vmatch_bits_t src_field = k->src_mask << k->src_shift;
-    int record = side == VM_UMQ || (care & src_field) == src_field;
+    int record = side == VM_UMQ || (en->care & src_field) == src_field;
     vm_prof_table_t undo;
     int grew = record ? vm_prof_reserve(&e->prof, &e->env.mem, &undo) : 0;
     if (grew < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
-    int rc = append_entry(e, side, bits, care, cls, payload);
+    int rc = vm_pq_append(e->side[side], en);
     vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
-        return vm_enqueue_failed(rc);
+        return rc;
     if (record) {
         vm_source_key_t key = vm_source_key_of(&e->cfg);
-        vm_prof_count(&e->prof, vm_source_key(&key, bits), side);
+        vm_prof_count(&e->prof, vm_source_key(&key, en->bits), side);
     }
     return VMATCH_QUEUED;
 }
 
-/* Queue an entry on a side after its search found nothing. */
+/* Queue an entry on a side (after its search found nothing) with the next sequence number:
+ * VMATCH_QUEUED or an error.  The number is taken before the append: a failed append leaves
+ * a gap, which orders nothing differently. */
 static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
                           uint32_t cls, void *payload)
 {
+    vm_entry_t en = {
+        .bits = bits, .care = care, .payload = payload, .seq = e->seq++, .cls = cls};
     if (e->cfg.profile_record)
-        return enqueue_recorded(e, side, bits, care, cls, payload);
-    int rc = append_entry(e, side, bits, care, cls, payload);
-    return rc < 0 ? vm_enqueue_failed(rc) : VMATCH_QUEUED;
+        return enqueue_recorded(e, side, &en);
+    int rc = vm_pq_append(e->side[side], &en);
+    return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
 /* The search of a post or an arrival on the other side, then the append on a miss. */
@@ -206,10 +197,8 @@ search_or_enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_
                   uint32_t cls, void *payload, void **out)
 {
     vmatch_bits_t keycare = side == VM_PRQ ? care : ~(vmatch_bits_t)0;
-    if (side_match(e->side[!side], bits, keycare, cls, 1, out, &e->env.inspected)) {
-        e->env.len[!side]--;
+    if (vm_pq_match(e->side[!side], bits, keycare, cls, 1, out, &e->inspected))
         return VMATCH_MATCHED;
-    }
     return enqueue(e, side, bits, care, cls, payload);
 }
 
@@ -228,59 +217,69 @@ static __attribute__((noinline)) int arrive_search(vmatch_engine_t *e, vmatch_bi
     return search_or_enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg, req_out);
 }
 
-/* A post or an arrival without the policy's exchange, out of line so that the callers keep
- * no frame for the exchange's tail call. */
-static inline int post_plain(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
-                             uint32_t cls, void *req, void **msg_out)
+/* A post or an arrival of a policy without an exchange, or with profile.record on. */
+static int post_plain(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                      void *req, void **msg_out)
 {
-    if (!e->env.len[VM_UMQ])
+    e->searches++;
+    if (!e->side[VM_UMQ]->len)
         return enqueue(e, VM_PRQ, bits, care, cls, req);
     return post_search(e, bits, care, cls, req, msg_out);
 }
 
-static inline int arrive_plain(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
-                               void **req_out)
+static int arrive_plain(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                        void **req_out)
 {
-    if (!e->env.len[VM_PRQ])
+    e->searches++;
+    if (!e->side[VM_PRQ]->len)
         return enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
     return arrive_search(e, bits, cls, msg, req_out);
 }
 
-/* Engines without an exchange come here, and so do threaded engines (create leaves their
- * exchange NULL): the check for threads costs the single-threaded engines with an exchange
- * (the default) nothing. */
-static __attribute__((noinline)) int post_other(vmatch_engine_t *e, vmatch_bits_t bits,
-                                                vmatch_bits_t care, uint32_t cls, void *req,
-                                                void **msg_out)
+static int probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                 int remove, void **msg_out)
 {
-    if (e->threads)
-        return vm_threads_post(e, bits, care, cls, req, msg_out);
     e->searches++;
-    e->env.cls = cls;
-    return post_plain(e, bits, care, cls, req, msg_out);
+    return vm_pq_match(e->side[VM_UMQ], bits, care, cls, remove, msg_out, &e->inspected)
+               ? VMATCH_MATCHED
+               : VMATCH_ENOTFOUND;
 }
 
-static __attribute__((noinline)) int arrive_other(vmatch_engine_t *e, vmatch_bits_t bits,
-                                                  uint32_t cls, void *msg, void **req_out)
+static int remove_entry(vmatch_engine_t *e, int side, const void *payload)
 {
-    if (e->threads)
-        return vm_threads_arrive(e, bits, cls, msg, req_out);
     e->searches++;
-    e->env.cls = cls;
-    return arrive_plain(e, bits, cls, msg, req_out);
+    return vm_pq_remove(e->side[side], payload, &e->inspected) ? VMATCH_OK : VMATCH_ENOTFOUND;
 }
+
+static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
+{
+    e->searches++;
+    return vm_pq_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1, req_out, &e->inspected)
+               ? VMATCH_MATCHED
+               : VMATCH_ENOTFOUND;
+}
+
+static int enqueue_split(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
+                         uint32_t cls, void *payload)
+{
+    return enqueue(e, side, bits, care, cls, payload);
+}
+
+static const vm_calls_t calls_exchange = {post_exchange, arrive_exchange, probe,
+                                          remove_entry,  match_posted,    enqueue_split};
+static const vm_calls_t calls_plain = {post_plain,   arrive_plain, probe,
+                                       remove_entry, match_posted, enqueue_split};
+
+/* ---- the API ---- */
 
 int vmatch_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                 void *req, void **msg_out)
 {
     if (!e || !req || !msg_out)
         return vm_fail(VMATCH_EINVAL, "post: NULL argument");
-    if (e->exchange) {
-        e->searches++;
-        e->env.cls = cls;
-        return e->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
-    }
-    return post_other(e, bits, care, cls, req, msg_out);
+    if (e->fast)
+        return exchange(e, VM_PRQ, bits, care, cls, req, msg_out);
+    return e->calls.post(e, bits, care, cls, req, msg_out);
 }
 
 int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
@@ -288,47 +287,9 @@ int vmatch_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *ms
 {
     if (!e || !msg || !req_out)
         return vm_fail(VMATCH_EINVAL, "arrive: NULL argument");
-    if (e->exchange) {
-        e->searches++;
-        e->env.cls = cls;
-        return e->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0, msg,
-                           req_out);
-    }
-    return arrive_other(e, bits, cls, msg, req_out);
-}
-
-int vm_engine_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                   void *req, void **msg_out)
-{
-    e->searches++;
-    e->env.cls = cls;
-    if (e->threads->exchange)
-        return e->threads->exchange(e->side[VM_UMQ], e->side[VM_PRQ], bits, care, req, msg_out);
-    return post_plain(e, bits, care, cls, req, msg_out);
-}
-
-int vm_engine_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
-                     void **req_out)
-{
-    e->searches++;
-    e->env.cls = cls;
-    if (e->threads->exchange)
-        return e->threads->exchange(e->side[VM_PRQ], e->side[VM_UMQ], bits, ~(vmatch_bits_t)0,
-                                    msg, req_out);
-    return arrive_plain(e, bits, cls, msg, req_out);
-}
-
-int vm_engine_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                    int remove, void **msg_out)
-{
-    vm_pq_t *umq = e->side[VM_UMQ];
-    e->searches++;
-    if (!e->env.len[VM_UMQ] ||
-        !side_match(umq, bits, care, cls, remove, msg_out, &e->env.inspected))
-        return VMATCH_ENOTFOUND;
-    if (remove)
-        e->env.len[VM_UMQ]--;
-    return VMATCH_MATCHED;
+    if (e->fast)
+        return exchange(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg, req_out);
+    return e->calls.arrive(e, bits, cls, msg, req_out);
 }
 
 int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
@@ -336,87 +297,37 @@ int vmatch_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
 {
     if (!e || !msg_out)
         return vm_fail(VMATCH_EINVAL, "probe: NULL argument");
-    if (e->threads)
-        return vm_threads_probe(e, bits, care, cls, remove, msg_out);
-    return vm_engine_probe(e, bits, care, cls, remove, msg_out);
-}
-
-int vm_engine_remove(vmatch_engine_t *e, int side, const void *payload)
-{
-    vm_pq_t *p = e->side[side];
-    e->searches++;
-    if (!e->env.len[side] || !p->ops->remove_payload(p, payload, &e->env.inspected))
-        return VMATCH_ENOTFOUND;
-    e->env.len[side]--;
-    return VMATCH_OK;
-}
-
-/* Remove the entry with this payload from one side. */
-static int remove_payload(vmatch_engine_t *e, int side, void *payload)
-{
-    if (!e || !payload)
-        return vm_fail(VMATCH_EINVAL, "%s: NULL argument",
-                       side == VM_PRQ ? "cancel" : "remove_unexpected");
-    if (e->threads)
-        return vm_threads_remove(e, side, payload);
-    return vm_engine_remove(e, side, payload);
+    return e->calls.probe(e, bits, care, cls, remove, msg_out);
 }
 
 int vmatch_cancel(vmatch_engine_t *e, void *req)
 {
-    return remove_payload(e, VM_PRQ, req);
+    if (!e || !req)
+        return vm_fail(VMATCH_EINVAL, "cancel: NULL argument");
+    return e->calls.remove(e, VM_PRQ, req);
 }
 
 int vmatch_remove_unexpected(vmatch_engine_t *e, void *msg)
 {
-    return remove_payload(e, VM_UMQ, msg);
-}
-
-static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
-{
-    e->env.cls = cls;
-    e->searches++;
-    if (!e->env.len[VM_PRQ] || !side_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1,
-                                           req_out, &e->env.inspected))
-        return VMATCH_ENOTFOUND;
-    e->env.len[VM_PRQ]--;
-    return VMATCH_MATCHED;
+    if (!e || !msg)
+        return vm_fail(VMATCH_EINVAL, "remove_unexpected: NULL argument");
+    return e->calls.remove(e, VM_UMQ, msg);
 }
 
 /* The split calls take a threaded engine as a probe does (threads=multi drains the inbox
- * first): they never defer.  A single engine tail-calls the work (UCX's hot path), where
- * vm_engine_take / vm_engine_give would test for threads twice and keep a frame. */
+ * first): they never defer. */
 int vmatch_match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
 {
     if (!e || !req_out)
         return vm_fail(VMATCH_EINVAL, "match_posted: NULL argument");
-    if (!e->threads)
-        return match_posted(e, bits, cls, req_out);
-    vm_threads_enter(e);
-    int rc = match_posted(e, bits, cls, req_out);
-    vm_threads_leave(e);
-    return rc;
-}
-
-static int enqueue_split(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
-                         uint32_t cls, void *payload)
-{
-    if (!e->threads) {
-        e->env.cls = cls;
-        return enqueue(e, side, bits, care, cls, payload);
-    }
-    vm_threads_enter(e);
-    e->env.cls = cls;
-    int rc = enqueue(e, side, bits, care, cls, payload);
-    vm_threads_leave(e);
-    return rc;
+    return e->calls.match_posted(e, bits, cls, req_out);
 }
 
 int vmatch_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg)
 {
     if (!e || !msg)
         return vm_fail(VMATCH_EINVAL, "enqueue_unexpected: NULL argument");
-    return enqueue_split(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
+    return e->calls.enqueue(e, VM_UMQ, bits, ~(vmatch_bits_t)0, cls, msg);
 }
 
 int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
@@ -424,7 +335,7 @@ int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t 
 {
     if (!e || !req)
         return vm_fail(VMATCH_EINVAL, "enqueue_posted: NULL argument");
-    return enqueue_split(e, VM_PRQ, bits, care, cls, req);
+    return e->calls.enqueue(e, VM_PRQ, bits, care, cls, req);
 }
 
 static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
@@ -549,10 +460,10 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     if (!e)
         return;
     vm_engine_take(e);
-    out->posted = e->env.len[VM_PRQ];
-    out->unexpected = e->env.len[VM_UMQ];
+    out->posted = e->side[VM_PRQ]->len;
+    out->unexpected = e->side[VM_UMQ]->len;
     out->searches = e->searches;
-    out->inspected = e->env.inspected;
+    out->inspected = e->inspected;
     out->bytes = e->env.mem.bytes;
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->stats(e->side[s], out);
@@ -572,4 +483,14 @@ int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stat
         e->side[s]->ops->class_stats(e->side[s], cls, out);
     vm_engine_give(e);
     return VMATCH_OK;
+}
+
+vm_mem_t *vm_engine_mem(vmatch_engine_t *e)
+{
+    return &e->env.mem;
+}
+
+vm_pq_t *vm_engine_side(vmatch_engine_t *e, int side)
+{
+    return e->side[side];
 }

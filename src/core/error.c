@@ -1,5 +1,9 @@
 /* error.c -- result codes and the per-thread message of the last failure. */
-#include "engine.h"
+#include "error.h"
+
+#include "vmatch.h"
+
+#include <stdarg.h>
 
 #include <stdio.h>
 

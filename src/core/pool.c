@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include "pool.h"
+#include "error.h"
+#include "vmatch.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -52,6 +54,14 @@ struct vm_slab {
 
 _Static_assert(sizeof(vm_slab_t) <= SLAB_HEADER, "slab header fits its cache line");
 
+/* Every allocation that fails says so here (vmatch_last_error): a post or an arrival whose
+ * append fails returns the storage's VMATCH_ENOMEM as it is, with this message. */
+static __attribute__((noinline, cold)) void *out_of_memory(size_t n)
+{
+    vm_fail(VMATCH_ENOMEM, "out of memory (%zu bytes)", n);
+    return NULL;
+}
+
 static int mem_take(vm_mem_t *m)
 {
     if (m->fail_after == 0)
@@ -64,16 +74,18 @@ static int mem_take(vm_mem_t *m)
 void *vm_mem_alloc(vm_mem_t *m, size_t n)
 {
     void *p = mem_take(m) ? malloc(n) : NULL;
-    if (p)
-        m->bytes += n;
+    if (!p)
+        return out_of_memory(n);
+    m->bytes += n;
     return p;
 }
 
 void *vm_mem_calloc(vm_mem_t *m, size_t n)
 {
     void *p = mem_take(m) ? calloc(1, n) : NULL;
-    if (p)
-        m->bytes += n;
+    if (!p)
+        return out_of_memory(n);
+    m->bytes += n;
     return p;
 }
 
@@ -106,8 +118,9 @@ static void line_free(void *a)
 void *vm_mem_alloc_line(vm_mem_t *m, size_t n)
 {
     void *p = mem_take(m) ? line_alloc(n) : NULL;
-    if (p)
-        m->bytes += n + VM_LINE_PAD;
+    if (!p)
+        return out_of_memory(n);
+    m->bytes += n + VM_LINE_PAD;
     return p;
 }
 
@@ -173,13 +186,13 @@ static void *region_get(vm_pool_t *p, size_t bytes, size_t align, int map)
 {
     vm_mem_t *m = p->mem;
     if (!mem_take(m))
-        return NULL;
+        return out_of_memory(bytes);
     bytes = map ? (bytes + PAGE - 1) & ~(size_t)(PAGE - 1) : bytes + VM_LINE_PAD;
     void *r = map ? region_map(m, bytes, align) : line_alloc(bytes - VM_LINE_PAD);
-    if (r) {
-        m->bytes += bytes;
-        p->bytes += bytes;
-    }
+    if (!r)
+        return out_of_memory(bytes);
+    m->bytes += bytes;
+    p->bytes += bytes;
     return r;
 }
 

@@ -10,7 +10,9 @@
  *     CTX SRC PRQ UMQ             (zero or more, one per (context, source), no repeats)
  */
 #define _POSIX_C_SOURCE 200809L
+#include "profile.h"
 #include "engine.h"
+#include "error.h"
 #include "threads.h"
 
 #include <errno.h>

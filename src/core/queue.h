@@ -80,15 +80,12 @@ static inline uint64_t vm_source_key(const vm_source_key_t *k, vmatch_bits_t bit
            ((bits >> k->src_shift) & k->src_mask);
 }
 
-/* What a storage or policy gets from its engine: the config and the memory. */
+/* What a storage or policy gets from its engine: the config, the memory, the classes.  The
+ * engine's counts (lengths, sequence numbers, entries inspected) are not here: the engine
+ * keeps them and hands a policy what a call needs as arguments (vm_entry_t). */
 typedef struct vm_env {
     const vm_config_t *cfg;
     vm_mem_t mem;
-    /* The engine's counts, which a policy's exchange keeps as the engine would: */
-    uint64_t len[2]; /* entries of each side (VM_PRQ, VM_UMQ): an empty side is not searched */
-    uint64_t seq;    /* the next sequence number */
-    uint64_t inspected; /* entries compared by every search, for vmatch_stats */
-    uint32_t cls;       /* the class of the post or arrival in progress (exchange) */
     uint32_t nclasses, classes_cap;
     vm_class_t *classes;           /* the classes vmatch_coll_class handed out, in id order */
     vm_pool_t pools[VM_MAX_POOLS]; /* one per object size, made on demand */
@@ -191,10 +188,24 @@ static inline int vm_queue_append_new(vm_env_t *env, int side, vm_queue_t **q,
 
 /* ---- policy: which queue of a side an entry lives in ---- */
 
+/* A post or an arrival as the engine hands it to a policy: the entry, the sequence number it
+ * takes should it be queued, and the call's class. */
+typedef struct vm_entry {
+    vmatch_bits_t bits, care; /* care: all ones for a message */
+    void *payload;
+    uint64_t seq;
+    uint32_t cls;
+} vm_entry_t;
+
 typedef struct vm_pq {
     const vm_policy_t *ops;
     vm_env_t *env;
     int side;
+    /* The side's entries.  Whatever changes the side's entries from outside its match,
+     * append and remove keeps it with the helpers of policy.h: the engine's calls, a policy's
+     * exchange (vm_pq_counted), a policy for a side it nests (unified's point-to-point
+     * side).  The engine reads it for its statistics; an empty side is not searched. */
+    uint64_t len;
     /* The side's one queue while the policy keeps exactly one (policy=single always, pnp
      * until it has partners): the engine then matches on it directly, without the policy's
      * call in between, and appends to it directly while the queue's length after the append
@@ -217,18 +228,18 @@ struct vm_policy {
     int (*match)(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls, int remove,
                  void **payload, uint64_t *inspected);
     /* Optional: a post's or an arrival's whole exchange in one call, for a policy that can
-     * do it with less work than the engine's match, then append (hash: the bits hashed once
-     * for the tables of both sides, no frame on its fast path).  search is the other side
-     * and queue the side of the entry (bits, care, payload; care is all ones for a message).
-     * When search holds entries (env->len), take the oldest that matches (keycare = care)
-     * into *out, decrement env->len[search->side] and return VMATCH_MATCHED; otherwise
-     * append the entry to queue with the sequence number env->seq++, increment
-     * env->len[queue->side] and return VMATCH_QUEUED; or return vm_enqueue_failed's error
-     * (engine.h) with both sides and the lengths as they were.  Compared entries count in
-     * env->inspected.  The engine uses it for every post and arrival while profile.record is
-     * off; the call's class is in env->cls (vm_exchange_slow passes it on). */
-    int (*exchange)(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
-                    void *payload, void **out);
+     * do it with less work than a match, then an append (hash: the bits hashed once for the
+     * tables of both sides, no frame on its fast path).  search is the other side and queue
+     * the side of the entry en (en->care is all ones for a message, and is the search's
+     * keycare).  When search holds a match (search->len counts its entries), take the oldest
+     * into *out and return VMATCH_MATCHED; otherwise append en to queue and return
+     * VMATCH_QUEUED; or return the append's error with both sides as they were.  Entries
+     * compared are added to *inspected, and the result is counted on the sides' len
+     * (vm_pq_counted, policy.h).  The engine tail-calls it for every post and arrival
+     * while profile.record is off, and returns its result as it is.  NULL: the engine uses
+     * vm_exchange's steps (policy.h). */
+    int (*exchange)(vm_pq_t *search, vm_pq_t *queue, const vm_entry_t *en, void **out,
+                    uint64_t *inspected);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
     int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
     /* Add this side's queues, partners and levels to *acc. */

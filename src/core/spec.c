@@ -5,7 +5,8 @@
 /* PATH_MAX is POSIX, outside strict C11. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "engine.h"
+#include "spec.h"
+#include "error.h"
 #include "module.h"
 #include "simd.h"
 

@@ -21,7 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "threads.h"
-#include "engine.h"
+#include "error.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -47,7 +47,7 @@ static void wait_step(unsigned *spins)
 
 int vm_inbox_push(vm_inbox_t *in, vmatch_bits_t bits, uint32_t cls, void *msg)
 {
-    /* Reserve (Algorithm 10, line 1).  seq_cst: the hand-off (vm_threads_arrive) needs this
+    /* Reserve (Algorithm 10, line 1).  seq_cst: the hand-off (arrive, below) needs this
      * reservation before the thread's later seq_cst load of busy in the single total order.
      * It is also an acquire that reads the consumer's flip (or a later reservation, which
      * carries the flip's release sequence on), so the consumer's reads of this slot in the
@@ -136,7 +136,7 @@ static void apply_deferred(void *arg, const vm_inbox_slot_t *s)
     void *req = NULL;
     if (t->hook)
         t->hook(t->hook_arg, s->msg);
-    int rc = vm_engine_arrive(e, s->bits, s->cls, s->msg, &req);
+    int rc = t->inner.arrive(e, s->bits, s->cls, s->msg, &req);
     t->drained++;
     if (!t->cb) /* cleared while arrivals were in flight, against vmatch_on_match's rule */
         return;
@@ -151,7 +151,7 @@ static void drain(vmatch_engine_t *e)
     vm_inbox_drain(&e->threads->inbox, apply_deferred, e);
 }
 
-void vm_threads_enter(vmatch_engine_t *e)
+void vm_threads_take(vmatch_engine_t *e)
 {
     vm_threads_t *t = e->threads;
     if (t->mode == VM_THREADS_MUTEX) {
@@ -171,7 +171,7 @@ void vm_threads_enter(vmatch_engine_t *e)
  * applies it.  Seeing a count, H takes the engine again and drains; if someone else took it
  * first, H's failed compare-exchange read that holder's 1, and the same argument makes that
  * holder see the count when it leaves. */
-void vm_threads_leave(vmatch_engine_t *e)
+void vm_threads_give(vmatch_engine_t *e)
 {
     vm_threads_t *t = e->threads;
     if (t->mode == VM_THREADS_MUTEX) {
@@ -197,13 +197,13 @@ static inline void applied(vm_threads_t *t)
         t->hook(t->hook_arg, NULL);
 }
 
-int vm_threads_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                    void *req, void **msg_out)
+static int post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                void *req, void **msg_out)
 {
-    vm_threads_enter(e);
+    vm_threads_take(e);
     applied(e->threads);
-    int rc = vm_engine_post(e, bits, care, cls, req, msg_out);
-    vm_threads_leave(e);
+    int rc = e->threads->inner.post(e, bits, care, cls, req, msg_out);
+    vm_threads_give(e);
     return rc;
 }
 
@@ -212,17 +212,17 @@ static int arrive_held(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, voi
                        void **req_out)
 {
     applied(e->threads);
-    int rc = vm_engine_arrive(e, bits, cls, msg, req_out);
-    vm_threads_leave(e);
+    int rc = e->threads->inner.arrive(e, bits, cls, msg, req_out);
+    vm_threads_give(e);
     return rc;
 }
 
-int vm_threads_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
-                      void **req_out)
+static int arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
+                  void **req_out)
 {
     vm_threads_t *t = e->threads;
     if (t->mode == VM_THREADS_MUTEX || !t->cb) { /* without a callback nothing defers */
-        vm_threads_enter(e);
+        vm_threads_take(e);
         return arrive_held(e, bits, cls, msg, req_out);
     }
     if (try_take(t)) { /* the engine is free: drain, then match at once */
@@ -232,10 +232,10 @@ int vm_threads_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void
     if (!vm_inbox_push(&t->inbox, bits, cls, msg)) {
         /* Full: wait for the engine, as threads=mutex would.  The reservation is already
          * released, so the drain this waits for never waits for it. */
-        vm_threads_enter(e);
+        vm_threads_take(e);
         return arrive_held(e, bits, cls, msg, req_out);
     }
-    /* Deferred.  The hand-off (vm_threads_leave): a holder that we see will see our
+    /* Deferred.  The hand-off (vm_threads_give): a holder that we see will see our
      * reservation; if we see none, we take the engine ourselves and drain. */
     if (atomic_load_explicit(&t->busy, memory_order_seq_cst))
         return VMATCH_DEFERRED;
@@ -243,29 +243,51 @@ int vm_threads_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void
     if (atomic_compare_exchange_strong_explicit(&t->busy, &free_, 1, memory_order_seq_cst,
                                                 memory_order_seq_cst)) {
         drain(e);
-        vm_threads_leave(e);
+        vm_threads_give(e);
     }
     return VMATCH_DEFERRED;
 }
 
-int vm_threads_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                     int remove, void **msg_out)
+static int probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                 int remove, void **msg_out)
 {
-    vm_threads_enter(e);
+    vm_threads_take(e);
     applied(e->threads);
-    int rc = vm_engine_probe(e, bits, care, cls, remove, msg_out);
-    vm_threads_leave(e);
+    int rc = e->threads->inner.probe(e, bits, care, cls, remove, msg_out);
+    vm_threads_give(e);
     return rc;
 }
 
-int vm_threads_remove(vmatch_engine_t *e, int side, void *payload)
+static int remove_entry(vmatch_engine_t *e, int side, const void *payload)
 {
-    vm_threads_enter(e);
+    vm_threads_take(e);
     applied(e->threads);
-    int rc = vm_engine_remove(e, side, payload);
-    vm_threads_leave(e);
+    int rc = e->threads->inner.remove(e, side, payload);
+    vm_threads_give(e);
     return rc;
 }
+
+/* The split calls take the engine as a probe does: they never defer (the test hook does not
+ * see them, as before the calls table). */
+static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
+{
+    vm_threads_take(e);
+    int rc = e->threads->inner.match_posted(e, bits, cls, req_out);
+    vm_threads_give(e);
+    return rc;
+}
+
+static int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
+                   uint32_t cls, void *payload)
+{
+    vm_threads_take(e);
+    int rc = e->threads->inner.enqueue(e, side, bits, care, cls, payload);
+    vm_threads_give(e);
+    return rc;
+}
+
+static const vm_calls_t threaded_calls = {post,         arrive,       probe,
+                                          remove_entry, match_posted, enqueue};
 
 int vm_threads_create(vmatch_engine_t *e)
 {
@@ -297,9 +319,8 @@ int vm_threads_create(vmatch_engine_t *e)
         vm_mem_free_line(m, t, sizeof *t);
         return VMATCH_ENOMEM;
     }
-    /* Threaded engines reach the exchange only with the engine held (engine.c). */
-    t->exchange = e->exchange;
-    e->exchange = NULL;
+    t->inner = e->calls;
+    e->calls = threaded_calls;
     e->threads = t;
     return VMATCH_OK;
 }
@@ -325,14 +346,9 @@ void vm_threads_set_hook(vmatch_engine_t *e, vm_lin_hook_fn *fn, void *arg)
     e->threads->hook_arg = arg;
 }
 
-void vm_threads_hold(vmatch_engine_t *e)
+void vm_threads_take_undrained(vmatch_engine_t *e)
 {
     take(e->threads);
-}
-
-void vm_threads_release(vmatch_engine_t *e)
-{
-    vm_threads_leave(e);
 }
 
 /* ---- the public calls of threads.h's API (vmatch.h) ---- */
@@ -343,10 +359,10 @@ int vmatch_on_match(vmatch_engine_t *e, vmatch_match_fn *fn, void *arg)
         return vm_fail(VMATCH_EINVAL, "on_match: NULL engine");
     if (!e->threads || e->threads->mode != VM_THREADS_MULTI)
         return VMATCH_OK; /* nothing defers on these engines: the callback never runs */
-    vm_threads_enter(e);
+    vm_threads_take(e);
     e->threads->cb = fn;
     e->threads->cb_arg = arg;
-    vm_threads_leave(e);
+    vm_threads_give(e);
     return VMATCH_OK;
 }
 
@@ -356,10 +372,10 @@ int vmatch_progress(vmatch_engine_t *e)
         return vm_fail(VMATCH_EINVAL, "progress: NULL engine");
     if (!e->threads || e->threads->mode != VM_THREADS_MULTI)
         return 0;
-    vm_threads_hold(e);
+    vm_threads_take_undrained(e);
     uint64_t before = e->threads->drained;
     drain(e);
     uint64_t n = e->threads->drained - before;
-    vm_threads_leave(e);
+    vm_threads_give(e);
     return n > INT_MAX ? INT_MAX : (int)n;
 }

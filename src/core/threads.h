@@ -75,45 +75,36 @@ typedef struct vm_threads {
     void *cb_arg;
     vm_lin_hook_fn *hook; /* test hook (vm_threads_set_hook), or NULL */
     void *hook_arg;
-    /* The policy's exchange, which threaded engines reach only under the lock. */
-    int (*exchange)(struct vm_pq *, struct vm_pq *, vmatch_bits_t, vmatch_bits_t, void *,
-                    void **);
+    vm_calls_t inner;                /* the single-threaded calls, run with the engine held */
     _Alignas(64) pthread_mutex_t mu; /* mutex: the engine's lock; multi: where waiters queue */
     _Alignas(64) _Atomic int busy; /* multi: the engine's lock (1: held), seq_cst (threads.c) */
     uint64_t drained;              /* multi: arrivals the drains applied (vmatch_progress) */
     vm_inbox_t inbox;              /* multi */
 } vm_threads_t;
 
-/* Make e's thread state for e->cfg.threads (not single).  VMATCH_OK or VMATCH_ENOMEM. */
+/* Make e's thread state for e->cfg.threads (not single) and put its calls in place of
+ * e->calls, which it runs with the engine held.  VMATCH_OK or VMATCH_ENOMEM (e unchanged). */
 int vm_threads_create(vmatch_engine_t *e);
 /* Drain what is left (callbacks run) and free. */
 void vm_threads_destroy(vmatch_engine_t *e);
 
-/* The API calls of a threaded engine (arguments checked by the caller). */
-int vm_threads_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                    void *req, void **msg_out);
-int vm_threads_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void *msg,
-                      void **req_out);
-int vm_threads_probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
-                     int remove, void **msg_out);
-int vm_threads_remove(vmatch_engine_t *e, int side, void *payload);
-/* Take / give back a threaded engine.  Entering drains the inbox first. */
-void vm_threads_enter(vmatch_engine_t *e);
-void vm_threads_leave(vmatch_engine_t *e);
+/* Take / give back a threaded engine.  Taking drains the inbox first. */
+void vm_threads_take(vmatch_engine_t *e);
+void vm_threads_give(vmatch_engine_t *e);
 
 /* Around a call off the matching paths (classes, statistics, the profile): a threaded engine
  * is taken and given back, a single one costs a test.  Holding changes nothing such a call
- * reports.  The matching calls test e->threads once and tail-call instead (engine.c). */
+ * reports.  The matching calls go through e->calls instead. */
 static inline void vm_engine_take(const vmatch_engine_t *e)
 {
     if (e->threads)
-        vm_threads_enter((vmatch_engine_t *)e);
+        vm_threads_take((vmatch_engine_t *)e);
 }
 
 static inline void vm_engine_give(const vmatch_engine_t *e)
 {
     if (e->threads)
-        vm_threads_leave((vmatch_engine_t *)e);
+        vm_threads_give((vmatch_engine_t *)e);
 }
 
 /* Test hook: fn(arg, deferred_msg) runs with the engine held at the moment each operation
@@ -121,9 +112,8 @@ static inline void vm_engine_give(const vmatch_engine_t *e)
  * arrival a drain applies, NULL for the calling thread's own operation.  The order of these
  * calls is the serial order the results follow (tests/test_threads.c replays it). */
 void vm_threads_set_hook(vmatch_engine_t *e, vm_lin_hook_fn *fn, void *arg);
-/* Test hook: hold / release the engine of a multi engine from a test, so arrivals defer
- * and the inbox fills (vm_threads_enter/leave without the drain). */
-void vm_threads_hold(vmatch_engine_t *e);
-void vm_threads_release(vmatch_engine_t *e);
+/* Test hook: take the engine of a multi engine without draining its inbox (vm_threads_give
+ * gives it back), so that arrivals defer and the inbox fills. */
+void vm_threads_take_undrained(vmatch_engine_t *e);
 
 #endif

@@ -13,8 +13,8 @@
  * has not overflowed, with no wildcard receive queued, is the fast path: a hash, one cache
  * line, no call.  The design and the measurements behind the defaults are in docs/hash.md.
  */
-#include "engine.h"
 #include "hash_impl.h"
+#include "policy.h"
 
 static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
 {
@@ -185,36 +185,47 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
     return match_slow(h, key, keycare, remove, payload, inspected);
 }
 
+/* The exchange's cases off its fast path, out of line so that the fast path keeps no frame:
+ * the generic exchange, and the append alone after a search that found nothing. */
+VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en,
+                                      void **out, uint64_t *inspected)
+{
+    return vm_exchange(sp, qp, en, out, inspected);
+}
+
+VM_HASH_COLD static int queue_slow(vm_pq_t *qp, const vm_entry_t *en)
+{
+    int rc = vm_pq_append(qp, en);
+    return rc < 0 ? rc : VMATCH_QUEUED;
+}
+
 /* The engine's post or arrival.  Exact traffic on hashed sides with no wildcard receive
  * queued is the fast path, which calls nothing (every other case is a tail call with its
  * arguments): the bits mixed once for the other side's line and, when that holds no
  * match and has not overflowed, a free way of this side's line. */
-static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                         void *payload, void **out)
+static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out,
+                         uint64_t *inspected)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
-    vm_env_t *env = sp->env;
-    if (care != ~(vmatch_bits_t)0 || s->slow)
-        return vm_exchange_slow(sp, qp, bits, care, payload, out);
+    vmatch_bits_t bits = en->bits;
+    if (en->care != ~(vmatch_bits_t)0 || s->slow)
+        return exchange_slow(sp, qp, en, out, inspected);
     uint32_t mixed = vm_hash_mix(bits);
     if (__builtin_expect(s->len != 0, 1)) {
         vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
         unsigned compared;
         if (vm_hash_line_take(l, bits, out, &compared)) {
             s->len--;
-            env->len[sp->side]--;
-            env->inspected += compared;
-            return VMATCH_MATCHED;
+            *inspected += compared;
+            return vm_pq_counted(sp, qp, VMATCH_MATCHED);
         }
         if (l->over) /* the bucket goes on in its region's queue */
-            return vm_exchange_slow(sp, qp, bits, care, payload, out);
-        env->inspected += compared;
+            return exchange_slow(sp, qp, en, out, inspected);
+        *inspected += compared;
     }
-    if (q->slow || !append_fast(q, mixed, bits, payload, env->seq))
-        return vm_exchange_queue(qp, bits, care, payload);
-    env->seq++;
-    env->len[qp->side]++;
-    return VMATCH_QUEUED;
+    if (q->slow || !append_fast(q, mixed, bits, en->payload, en->seq))
+        return queue_slow(qp, en);
+    return vm_pq_counted(sp, qp, VMATCH_QUEUED);
 }
 
 /* A cancel or a removal by handle: the oldest entry with the payload. */

@@ -29,7 +29,8 @@
  */
 #include "pnp_impl.h"
 
-#include "engine.h"
+#include "error.h"
+#include "profile.h"
 
 #include <stdlib.h>
 #include <string.h>

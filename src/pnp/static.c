@@ -2,7 +2,8 @@
  * chosen with the metric and kept in the perfect hash of partners.c. */
 #include "pnp_impl.h"
 
-#include "engine.h"
+#include "error.h"
+#include "profile.h"
 
 #include <stdlib.h>
 

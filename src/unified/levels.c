@@ -3,8 +3,6 @@
  * Algorithm 5.2).  unified.h says why the search order keeps MPI's. */
 #include "unified.h"
 
-#include "engine.h"
-
 #include <string.h>
 
 /* ---- small helpers ---- */
@@ -291,30 +289,20 @@ int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, 
 }
 
 /* The append of an exchange whose search found nothing. */
-static __attribute__((noinline)) int queue_entry(vm_unified_t *q, vmatch_bits_t bits,
-                                                 vmatch_bits_t care, void *payload)
+static __attribute__((noinline)) int queue_entry(vm_unified_t *q, const vm_entry_t *en)
 {
-    vm_env_t *env = q->base.env;
-    int rc = coll_append(q, bits, care, env->cls, payload, env->seq);
-    if (rc < 0)
-        return vm_enqueue_failed(rc);
-    env->seq++;
-    env->len[q->base.side]++;
-    return VMATCH_QUEUED;
+    int rc = coll_append(q, en->bits, en->care, en->cls, en->payload, en->seq);
+    return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
 /* The whole exchange, every case. */
 static __attribute__((noinline)) int exchange_any(vm_unified_t *s, vm_unified_t *q,
-                                                  vmatch_bits_t bits, vmatch_bits_t care,
-                                                  void *payload, void **out)
+                                                  const vm_entry_t *en, void **out,
+                                                  uint64_t *inspected)
 {
-    vm_env_t *env = s->base.env;
-    if (env->len[s->base.side] &&
-        coll_match(s, bits, care, env->cls, 1, out, &env->inspected)) {
-        env->len[s->base.side]--;
+    if (s->base.len && coll_match(s, en->bits, en->care, en->cls, 1, out, inspected))
         return VMATCH_MATCHED;
-    }
-    return queue_entry(q, bits, care, payload);
+    return queue_entry(q, en);
 }
 
 /* The common case in few instructions: an exact entry whose class, on the side searched, has
@@ -322,30 +310,29 @@ static __attribute__((noinline)) int exchange_any(vm_unified_t *s, vm_unified_t 
  * queue, overflow or wildcard queues met on the way), and is placed on the side of the entry:
  * the search reads one bucket line per level holding entries, the append takes a free way of
  * one line.  Anything else goes to exchange_any, before anything is counted or changed. */
-int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
-                        vmatch_bits_t care, void *payload, void **out)
+int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, const vm_entry_t *en, void **out,
+                        uint64_t *inspected)
 {
-    vm_env_t *env = s->base.env;
-    uint32_t cls = env->cls;
-    if (cls >= VM_UNIFIED_MAX_CLASSES || care != ~(vmatch_bits_t)0)
-        return exchange_any(s, q, bits, care, payload, out);
+    uint32_t cls = en->cls;
+    vmatch_bits_t bits = en->bits;
+    if (cls >= VM_UNIFIED_MAX_CLASSES || en->care != ~(vmatch_bits_t)0)
+        return exchange_any(s, q, en, out, inspected);
     const vm_unified_class_t *cs = cls < s->ncls ? &s->cls[cls] : NULL;
-    if (env->len[s->base.side] && cs && cs->state != UN_NEW) { /* NEW: none of its entries */
+    if (s->base.len && cs && cs->state != UN_NEW) { /* NEW: none of its entries */
         vm_unified_group_t *g = cs->group;
         if (!g || cs->in_pq)
-            return exchange_any(s, q, bits, care, payload, out);
+            return exchange_any(s, q, en, out, inspected);
         for (uint32_t i = 0; i < g->nlevels; i++) {
             vm_unified_level_t *l = &g->level[i];
             if (!l->len)
                 continue;
             vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
             if (l->wild || b->nover)
-                return exchange_any(s, q, bits, care, payload, out);
-            int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, &env->inspected);
+                return exchange_any(s, q, en, out, inspected);
+            int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, inspected);
             if (w >= 0) {
                 *out = b->payload[w];
                 b->payload[w] = NULL;
-                env->len[s->base.side]--;
                 if (--l->len == 0 && l->nq > VM_UNIFIED_KEEP)
                     vm_unified_level_release(s, l);
                 return VMATCH_MATCHED;
@@ -355,13 +342,12 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
     const vm_unified_class_t *cq = cls < q->ncls ? &q->cls[cls] : NULL;
     vm_unified_group_t *g = cq && cq->state == UN_PLACED ? cq->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
-    if (l && l->b && vm_unified_put(vm_unified_bucket(q, l, bits), bits, payload, env->seq)) {
-        env->seq++;
+    if (l && l->b &&
+        vm_unified_put(vm_unified_bucket(q, l, bits), bits, en->payload, en->seq)) {
         l->len++;
-        env->len[q->base.side]++;
         return VMATCH_QUEUED;
     }
-    return queue_entry(q, bits, care, payload);
+    return queue_entry(q, en);
 }
 
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected)

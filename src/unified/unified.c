@@ -3,8 +3,9 @@
  * and statistics. */
 #include "unified.h"
 
-#include "engine.h"
+#include "error.h"
 #include "pnp.h"
+#include "policy.h"
 
 extern const vm_policy_t vm_unified_policy;
 
@@ -58,8 +59,10 @@ static int unified_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, ui
                           void *payload, uint64_t seq)
 {
     vm_unified_t *s = of(p);
-    if (!cls)
-        return s->p2p->ops->append(s->p2p, bits, care, 0, payload, seq);
+    if (!cls) {
+        vm_entry_t en = {.bits = bits, .care = care, .payload = payload, .seq = seq};
+        return vm_pq_append(s->p2p, &en);
+    }
     return vm_unified_append(s, bits, care, cls, payload, seq);
 }
 
@@ -68,28 +71,24 @@ static int unified_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
 {
     vm_unified_t *s = of(p);
     if (!cls)
-        return s->p2p->ops->match(s->p2p, key, keycare, 0, remove, payload, inspected);
+        return vm_pq_match(s->p2p, key, keycare, 0, remove, payload, inspected);
     return vm_unified_match(s, key, keycare, cls, remove, payload, inspected);
 }
 
-/* Point-to-point traffic takes the exchange of its structure when it has one (hash),
- * collective traffic levels.c's. */
-static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                            void *payload, void **out)
+/* Point-to-point traffic takes the exchange of its structure (which counts on its sides),
+ * collective traffic levels.c's (which counts nothing). */
+static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out,
+                            uint64_t *inspected)
 {
-    vm_pq_t *p2p = of(sp)->p2p;
-    if (sp->env->cls)
-        return vm_unified_exchange(of(sp), of(qp), bits, care, payload, out);
-    if (p2p->ops->exchange)
-        return p2p->ops->exchange(p2p, of(qp)->p2p, bits, care, payload, out);
-    return vm_exchange_slow(sp, qp, bits, care, payload, out);
+    int rc = en->cls ? vm_unified_exchange(of(sp), of(qp), en, out, inspected)
+                     : vm_pq_exchange(of(sp)->p2p, of(qp)->p2p, en, out, inspected);
+    return vm_pq_counted(sp, qp, rc);
 }
 
 static int unified_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
 {
     vm_unified_t *s = of(p);
-    return s->p2p->ops->remove_payload(s->p2p, payload, inspected) ||
-           vm_unified_remove(s, payload, inspected);
+    return vm_pq_remove(s->p2p, payload, inspected) || vm_unified_remove(s, payload, inspected);
 }
 
 /* Queues made now (the profiling queue, level queues that hold entries), the point-to-point

@@ -1,0 +1,94 @@
+/* policy.h -- what every caller of a policy's side does the same way: the side's count, the
+ * match and append of one side, and the generic exchange (search the other side, else
+ * append to this one) for the policies without a fast path of their own.
+ *
+ * Calls go one way: the engine (or a policy that nests another, unified's point-to-point
+ * side) calls these; they call the policy and the storage, never back into the engine.
+ */
+#ifndef VM_POLICY_H
+#define VM_POLICY_H
+
+#include "queue.h"
+
+/* Count an exchange's result on its sides (vm_pq_t.len): a match took one entry of search, a
+ * queued entry is one more on queue, an error changed nothing.  Returns rc. */
+static inline int vm_pq_counted(vm_pq_t *search, vm_pq_t *queue, int rc)
+{
+    if (rc == VMATCH_MATCHED)
+        search->len--;
+    else if (rc == VMATCH_QUEUED)
+        queue->len++;
+    return rc;
+}
+
+/* The oldest entry of side p that matches (storage find rules), removed when remove is set:
+ * straight to the storage when the policy keeps one queue.  Counts nothing.  Returns 1 with
+ * *payload, or 0. */
+static inline int vm_pq_find(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                             int remove, void **payload, uint64_t *inspected)
+{
+    if (p->sole)
+        return vm_queue_match(p->sole, key, keycare, remove, payload, inspected);
+    return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
+}
+
+/* Append en to side p: straight to the storage while the policy keeps one queue and need
+ * not see the append.  Counts nothing.  VMATCH_OK, or the error with p as it was. */
+static inline int vm_pq_put(vm_pq_t *p, const vm_entry_t *en)
+{
+    if (p->sole && p->sole->len + 1 < p->sole_until)
+        return p->sole->ops->append(p->sole, en->bits, en->care, en->payload, en->seq);
+    return p->ops->append(p, en->bits, en->care, en->cls, en->payload, en->seq);
+}
+
+/* vm_pq_find on a side that may be empty, the removal counted. */
+static inline int vm_pq_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare,
+                              uint32_t cls, int remove, void **payload, uint64_t *inspected)
+{
+    if (!p->len) /* most searches of a side with nothing queued */
+        return 0;
+    int found = vm_pq_find(p, key, keycare, cls, remove, payload, inspected);
+    p->len -= (uint64_t)(found && remove);
+    return found;
+}
+
+/* vm_pq_put, counted. */
+static inline int vm_pq_append(vm_pq_t *p, const vm_entry_t *en)
+{
+    int rc = vm_pq_put(p, en);
+    if (rc >= 0)
+        p->len++;
+    return rc;
+}
+
+/* Remove the entry of side p with this payload, counted.  Returns 1, or 0. */
+static inline int vm_pq_remove(vm_pq_t *p, const void *payload, uint64_t *inspected)
+{
+    if (!p->len || !p->ops->remove_payload(p, payload, inspected))
+        return 0;
+    p->len--;
+    return 1;
+}
+
+/* The generic exchange (vm_policy_t.exchange's contract, counted): search's oldest match,
+ * else the append of en to queue.  For the policies without an exchange of their own and
+ * for the cases a policy's exchange leaves off its fast path. */
+static inline int vm_exchange(vm_pq_t *search, vm_pq_t *queue, const vm_entry_t *en, void **out,
+                              uint64_t *inspected)
+{
+    if (vm_pq_match(search, en->bits, en->care, en->cls, 1, out, inspected))
+        return VMATCH_MATCHED;
+    int rc = vm_pq_append(queue, en);
+    return rc < 0 ? rc : VMATCH_QUEUED;
+}
+
+/* An exchange on nested sides: the policy's own when it has one. */
+static inline int vm_pq_exchange(vm_pq_t *search, vm_pq_t *queue, const vm_entry_t *en,
+                                 void **out, uint64_t *inspected)
+{
+    if (search->ops->exchange)
+        return search->ops->exchange(search, queue, en, out, inspected);
+    return vm_exchange(search, queue, en, out, inspected);
+}
+
+#endif
