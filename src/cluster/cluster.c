@@ -159,26 +159,12 @@ static int cluster_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, ui
     return rc;
 }
 
-/* The better of the best so far (*bq, *best) and queue q's first match. */
-static void consider(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_queue_t **bq,
-                     vm_hit_t *best, uint64_t *inspected)
-{
-    vm_hit_t h;
-    if (!q || !q->len || !q->ops->find(q, key, keycare, &h, inspected))
-        return;
-    if (!*bq || h.seq < best->seq) {
-        *bq = q;
-        *best = h;
-    }
-}
-
 static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                          int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
     vm_cluster_t *s = (vm_cluster_t *)p;
-    vm_queue_t *bq = NULL;
-    vm_hit_t best;
+    vm_best_t best = {0};
     if (s->nq == 1)
         return vm_queue_match(s->q[0], key, keycare, remove, payload, inspected);
     if (p->side == VM_PRQ || (keycare & s->key.care) == s->key.care) {
@@ -187,18 +173,13 @@ static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
         vm_queue_t *q = s->q[vm_cluster_map_find(&s->map, src_key(s, key))];
         if (!s->wild || !s->wild->len) /* find and remove in one walk */
             return q ? vm_queue_match(q, key, keycare, remove, payload, inspected) : 0;
-        consider(q, key, keycare, &bq, &best, inspected);
-        consider(s->wild, key, keycare, &bq, &best, inspected);
+        vm_best_consider(&best, q, key, keycare, inspected);
+        vm_best_consider(&best, s->wild, key, keycare, inspected);
     } else { /* a wildcard search of the UMQ: every cluster, the oldest first match */
         for (uint32_t i = 0; i < s->nq; i++)
-            consider(s->q[i], key, keycare, &bq, &best, inspected);
+            vm_best_consider(&best, s->q[i], key, keycare, inspected);
     }
-    if (!bq)
-        return 0;
-    if (remove)
-        bq->ops->remove(bq, &best);
-    *payload = best.payload;
-    return 1;
+    return vm_best_take(&best, remove, payload);
 }
 
 /* The queue of side s for the entries of (bits, care): its source's cluster; NULL for a
@@ -241,20 +222,13 @@ static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void
     return vm_pq_counted(sp, qp, rc < 0 ? rc : VMATCH_QUEUED);
 }
 
-/* q when it holds payload (with *hit), else NULL. */
-static vm_queue_t *holding(vm_queue_t *q, const void *payload, vm_hit_t *hit,
-                           uint64_t *inspected)
-{
-    return q && q->len && q->ops->find_payload(q, payload, hit, inspected) ? q : NULL;
-}
-
 static int cluster_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
 {
     vm_cluster_t *s = (vm_cluster_t *)p;
     vm_hit_t hit;
-    vm_queue_t *q = holding(s->wild, payload, &hit, inspected);
+    vm_queue_t *q = vm_queue_holding(s->wild, payload, &hit, inspected);
     for (uint32_t i = 0; !q && i < s->nq; i++)
-        q = holding(s->q[i], payload, &hit, inspected);
+        q = vm_queue_holding(s->q[i], payload, &hit, inspected);
     if (!q)
         return 0;
     q->ops->remove(q, &hit);

@@ -163,6 +163,47 @@ static inline int vm_queue_match(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t
     return 1;
 }
 
+/* The oldest first match across several queues (a policy that spreads one side over several
+ * searches each queue that may hold a match and takes the lowest sequence number). */
+typedef struct vm_best {
+    vm_queue_t *q; /* the queue of the best match so far; NULL: none yet */
+    vm_hit_t hit;
+} vm_best_t;
+
+/* Look at q (NULL or empty: nothing to see): its first match becomes the best when it is
+ * older.  Returns 1 when q had a match. */
+static inline int vm_best_consider(vm_best_t *b, vm_queue_t *q, vmatch_bits_t key,
+                                   vmatch_bits_t keycare, uint64_t *inspected)
+{
+    vm_hit_t h;
+    if (!q || !q->len || !q->ops->find(q, key, keycare, &h, inspected))
+        return 0;
+    if (!b->q || h.seq < b->hit.seq) {
+        b->q = q;
+        b->hit = h;
+    }
+    return 1;
+}
+
+/* The best match into *payload, removed when remove is set.  Returns 1, or 0 when there was
+ * none. */
+static inline int vm_best_take(const vm_best_t *b, int remove, void **payload)
+{
+    if (!b->q)
+        return 0;
+    if (remove)
+        b->q->ops->remove(b->q, &b->hit);
+    *payload = b->hit.payload;
+    return 1;
+}
+
+/* q when it holds an entry with this payload (with *hit), else NULL (q may be NULL). */
+static inline vm_queue_t *vm_queue_holding(vm_queue_t *q, const void *payload, vm_hit_t *hit,
+                                           uint64_t *inspected)
+{
+    return q && q->len && q->ops->find_payload(q, payload, hit, inspected) ? q : NULL;
+}
+
 /* Append to *q, first making it (a queue of env's storage for side) when it is NULL: a
  * policy's queue made on first use, such as a wildcard queue.  A failed call leaves *q as it
  * was.  VMATCH_OK or an error. */

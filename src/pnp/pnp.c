@@ -438,26 +438,11 @@ static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32
     return q->ops->append(q, bits, care, payload, seq);
 }
 
-/* The better of two candidates: the current best (*bq, *best) and queue q.  Returns 1 when
- * q had a match. */
-static int consider_q(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare, vm_queue_t **bq,
-                      vm_hit_t *best, uint64_t *inspected)
-{
-    vm_hit_t h;
-    if (!q->len || !q->ops->find(q, key, keycare, &h, inspected))
-        return 0;
-    if (!*bq || h.seq < best->seq) {
-        *bq = q;
-        *best = h;
-    }
-    return 1;
-}
-
-/* consider_q on chain queue c. */
+/* vm_best_consider on chain queue c. */
 static int consider(vm_pnp_t *s, uint32_t c, vmatch_bits_t key, vmatch_bits_t keycare,
-                    vm_queue_t **bq, vm_hit_t *best, uint64_t *inspected)
+                    vm_best_t *best, uint64_t *inspected)
 {
-    return consider_q(s->chain[c], key, keycare, bq, best, inspected);
+    return vm_best_consider(best, s->chain[c], key, keycare, inspected);
 }
 
 /* A match once partners exist (out of line, as append_routed). */
@@ -466,44 +451,39 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
                                                   void **payload, uint64_t *inspected)
 {
     vm_pq_t *p = &s->base;
-    vm_queue_t *bq = NULL;
-    vm_hit_t best;
+    vm_best_t best = {0};
     if (p->side == VM_PRQ || (keycare & s->key.care) == s->key.care) {
         /* The queues a match of this source key can be in, oldest first, then wildcards. */
         int32_t last = (int32_t)s->nchain - 1;
         int64_t i = partner(s, src_key(s, key), &last);
-        for (uint32_t c = next_closed(s, 0); (int64_t)c <= last && !bq;
+        for (uint32_t c = next_closed(s, 0); (int64_t)c <= last && !best.q;
              c = next_closed(s, c + 1))
-            if (!consider(s, c, key, keycare, &bq, &best, inspected) && !s->chain[c]->len)
+            if (!consider(s, c, key, keycare, &best, inspected) && !s->chain[c]->len)
                 s->closed[c / 64] &= ~(1ull << (c % 64));
-        if (!bq && last == (int32_t)s->nchain - 1)
-            consider(s, last, key, keycare, &bq, &best, inspected);
+        if (!best.q && last == (int32_t)s->nchain - 1)
+            consider(s, last, key, keycare, &best, inspected);
         /* Only the partner's own queue left to search: find and remove in one walk. */
-        if (!bq && i >= 0 && !(s->wild && s->wild->len))
+        if (!best.q && i >= 0 && !(s->wild && s->wild->len))
             return vm_queue_match(s->pq[i], key, keycare, remove, payload, inspected);
-        if (!bq && i >= 0)
-            consider_q(s->pq[i], key, keycare, &bq, &best, inspected);
-        if (s->wild && !(bq == s->chain[0] && s->nchain > 1))
-            consider_q(s->wild, key, keycare, &bq, &best, inspected);
+        if (!best.q && i >= 0)
+            vm_best_consider(&best, s->pq[i], key, keycare, inspected);
+        if (s->wild && !(best.q == s->chain[0] && s->nchain > 1))
+            vm_best_consider(&best, s->wild, key, keycare, inspected);
     } else { /* a wildcard search: every queue, the oldest first match */
         uint32_t c = next_closed(s, 0);
-        for (; c < s->nchain - 1 && !(bq && bq == s->chain[0]); c = next_closed(s, c + 1))
-            if (!consider(s, c, key, keycare, &bq, &best, inspected) && !s->chain[c]->len)
+        for (; c < s->nchain - 1 && !(best.q && best.q == s->chain[0]);
+             c = next_closed(s, c + 1))
+            if (!consider(s, c, key, keycare, &best, inspected) && !s->chain[c]->len)
                 s->closed[c / 64] &= ~(1ull << (c % 64));
-        if (!(bq && bq == s->chain[0] && s->nchain > 1)) {
-            consider(s, s->nchain - 1, key, keycare, &bq, &best, inspected);
+        if (!(best.q && best.q == s->chain[0] && s->nchain > 1)) {
+            consider(s, s->nchain - 1, key, keycare, &best, inspected);
             for (uint32_t i = 0; i < s->npq; i++)
-                consider_q(s->pq[i], key, keycare, &bq, &best, inspected);
+                vm_best_consider(&best, s->pq[i], key, keycare, inspected);
             if (s->wild)
-                consider_q(s->wild, key, keycare, &bq, &best, inspected);
+                vm_best_consider(&best, s->wild, key, keycare, inspected);
         }
     }
-    if (!bq)
-        return 0;
-    if (remove)
-        bq->ops->remove(bq, &best);
-    *payload = best.payload;
-    return 1;
+    return vm_best_take(&best, remove, payload);
 }
 
 static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
@@ -516,22 +496,15 @@ static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint3
     return vm_queue_match(s->newest, key, keycare, remove, payload, inspected); /* one queue */
 }
 
-/* The queue holding payload, with *hit, or NULL. */
-static vm_queue_t *find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
-                                uint64_t *inspected)
-{
-    return q && q->len && q->ops->find_payload(q, payload, hit, inspected) ? q : NULL;
-}
-
 static int pnp_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
 {
     vm_pnp_t *s = (vm_pnp_t *)p;
     vm_hit_t hit;
-    vm_queue_t *q = find_payload(s->wild, payload, &hit, inspected);
+    vm_queue_t *q = vm_queue_holding(s->wild, payload, &hit, inspected);
     for (uint32_t c = 0; !q && c < s->nchain; c++)
-        q = find_payload(s->chain[c], payload, &hit, inspected);
+        q = vm_queue_holding(s->chain[c], payload, &hit, inspected);
     for (uint32_t i = 0; !q && i < s->npq; i++)
-        q = find_payload(s->pq[i], payload, &hit, inspected);
+        q = vm_queue_holding(s->pq[i], payload, &hit, inspected);
     if (!q)
         return 0;
     q->ops->remove(q, &hit);
