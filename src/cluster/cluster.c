@@ -195,30 +195,31 @@ static inline vm_queue_t *route(vm_cluster_t *s, vmatch_bits_t bits, vmatch_bits
 }
 
 /* Out of line: the exchange's common case keeps no frame for it. */
-__attribute__((noinline)) static int
-exchange_slow(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out, uint64_t *inspected)
+__attribute__((noinline)) static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits,
+                                                   vmatch_bits_t care, void *payload,
+                                                   vm_call_t *c)
 {
-    return vm_exchange(sp, qp, en, out, inspected);
+    return vm_exchange(sp, qp, bits, care, payload, c);
 }
 
 /* The engine's post or arrival in one call (vm_policy_t.exchange), without the policy's
  * match and append in between: a search of the other side's queue of the source when that
  * side holds entries and no wildcard receive waits there, then on a miss the append to the
  * source's queue on this side.  The rest is the generic exchange. */
-static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out,
-                            uint64_t *inspected)
+static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                            void *payload, vm_call_t *c)
 {
     vm_cluster_t *s = (vm_cluster_t *)sp, *q = (vm_cluster_t *)qp;
     if (sp->len) {
-        if (s->nq > 1 && ((en->care & s->key.care) != s->key.care || (s->wild && s->wild->len)))
-            return exchange_slow(sp, qp, en, out, inspected); /* wildcards: several queues */
-        vm_queue_t *sq = route(s, en->bits, en->care);
-        if (sq && vm_queue_match(sq, en->bits, en->care, 1, out, inspected))
+        if (s->nq > 1 && ((care & s->key.care) != s->key.care || (s->wild && s->wild->len)))
+            return exchange_slow(sp, qp, bits, care, payload, c); /* several queues */
+        vm_queue_t *sq = route(s, bits, care);
+        if (sq && vm_queue_match(sq, bits, care, 1, c->out, &c->inspected))
             return vm_pq_counted(sp, qp, VMATCH_MATCHED);
     }
-    vm_queue_t *aq = route(q, en->bits, en->care);
-    int rc = aq ? aq->ops->append(aq, en->bits, en->care, en->payload, en->seq)
-                : cluster_append(qp, en->bits, en->care, en->cls, en->payload, en->seq);
+    vm_queue_t *aq = route(q, bits, care);
+    int rc = aq ? aq->ops->append(aq, bits, care, payload, c->seq)
+                : cluster_append(qp, bits, care, c->cls, payload, c->seq);
     return vm_pq_counted(sp, qp, rc < 0 ? rc : VMATCH_QUEUED);
 }
 

@@ -125,21 +125,27 @@ const char *vmatch_kernel(const vmatch_engine_t *e)
 
 /* ---- the single-threaded calls (vm_calls_t) ---- */
 
-/* A post's or an arrival's exchange through the policy's own.  The entry is handed over in
- * the engine (e->entry) and the policy's result returned as it is, so that the call is a
- * tail call: the engine keeps no frame around it (the policy counts the result on the
- * sides, vm_pq_counted).  A number is taken for every call: one that matched or failed
- * leaves a gap, which orders nothing differently.  A failed append returns the storage's
- * code, and the pool has said why (vmatch_last_error). */
+/* The call's part of e->call: one more sequence number (one for every post and arrival: a
+ * call that matched or failed leaves a gap, which orders nothing differently), its class
+ * and where a match goes. */
+static inline vm_call_t *begin(vmatch_engine_t *e, uint32_t cls, void **out)
+{
+    e->call.seq++;
+    e->call.cls = cls;
+    e->call.out = out;
+    return &e->call;
+}
+
+/* A post's or an arrival's exchange through the policy's own, a tail call: the engine keeps
+ * no frame around it (the policy counts the result on the sides, vm_pq_counted).  A failed
+ * append returns the storage's code, and the pool has said why (vmatch_last_error). */
 static inline __attribute__((always_inline)) int exchange(vmatch_engine_t *e, int side,
                                                           vmatch_bits_t bits,
                                                           vmatch_bits_t care, uint32_t cls,
                                                           void *payload, void **out)
 {
     e->searches++;
-    e->entry = (vm_entry_t){
-        .bits = bits, .care = care, .payload = payload, .seq = e->seq++, .cls = cls};
-    return e->exchange(e->side[!side], e->side[side], &e->entry, out, &e->inspected);
+    return e->exchange(e->side[!side], e->side[side], bits, care, payload, begin(e, cls, out));
 }
 
 static int post_exchange(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
@@ -157,37 +163,36 @@ static int arrive_exchange(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls,
 /* enqueue with profile.record=on: count the insertion too (receives that name their source,
  * and every message).  Out of line, so the common path saves no registers for it. */
 static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int side,
-                                                      const vm_entry_t *en)
+                                                      vmatch_bits_t bits, vmatch_bits_t care,
+                                                      void *payload)
 {
     const vm_packing_t *k = &e->packing;
     vmatch_bits_t src_field = k->src_mask << k->src_shift;
-    int record = side == VM_UMQ || (en->care & src_field) == src_field;
+    int record = side == VM_UMQ || (care & src_field) == src_field;
     vm_prof_table_t undo;
     int grew = record ? vm_prof_reserve(&e->prof, &e->env.mem, &undo) : 0;
     if (grew < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
-    int rc = vm_pq_append(e->side[side], en);
+    int rc = vm_pq_append(e->side[side], bits, care, payload, &e->call);
     vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
         return rc;
     if (record) {
         vm_source_key_t key = vm_source_key_of(&e->cfg);
-        vm_prof_count(&e->prof, vm_source_key(&key, en->bits), side);
+        vm_prof_count(&e->prof, vm_source_key(&key, bits), side);
     }
     return VMATCH_QUEUED;
 }
 
-/* Queue an entry on a side (after its search found nothing) with the next sequence number:
- * VMATCH_QUEUED or an error.  The number is taken before the append: a failed append leaves
- * a gap, which orders nothing differently. */
+/* Queue an entry on a side (after its search found nothing) with the call's sequence number:
+ * VMATCH_QUEUED or an error. */
 static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_t care,
                           uint32_t cls, void *payload)
 {
-    vm_entry_t en = {
-        .bits = bits, .care = care, .payload = payload, .seq = e->seq++, .cls = cls};
+    begin(e, cls, NULL);
     if (e->cfg.profile_record)
-        return enqueue_recorded(e, side, &en);
-    int rc = vm_pq_append(e->side[side], &en);
+        return enqueue_recorded(e, side, bits, care, payload);
+    int rc = vm_pq_append(e->side[side], bits, care, payload, &e->call);
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
@@ -197,7 +202,7 @@ search_or_enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_
                   uint32_t cls, void *payload, void **out)
 {
     vmatch_bits_t keycare = side == VM_PRQ ? care : ~(vmatch_bits_t)0;
-    if (vm_pq_match(e->side[!side], bits, keycare, cls, 1, out, &e->inspected))
+    if (vm_pq_match(e->side[!side], bits, keycare, cls, 1, out, &e->call.inspected))
         return VMATCH_MATCHED;
     return enqueue(e, side, bits, care, cls, payload);
 }
@@ -240,7 +245,7 @@ static int probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
                  int remove, void **msg_out)
 {
     e->searches++;
-    return vm_pq_match(e->side[VM_UMQ], bits, care, cls, remove, msg_out, &e->inspected)
+    return vm_pq_match(e->side[VM_UMQ], bits, care, cls, remove, msg_out, &e->call.inspected)
                ? VMATCH_MATCHED
                : VMATCH_ENOTFOUND;
 }
@@ -248,13 +253,15 @@ static int probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
 static int remove_entry(vmatch_engine_t *e, int side, const void *payload)
 {
     e->searches++;
-    return vm_pq_remove(e->side[side], payload, &e->inspected) ? VMATCH_OK : VMATCH_ENOTFOUND;
+    return vm_pq_remove(e->side[side], payload, &e->call.inspected) ? VMATCH_OK
+                                                                    : VMATCH_ENOTFOUND;
 }
 
 static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
 {
     e->searches++;
-    return vm_pq_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1, req_out, &e->inspected)
+    return vm_pq_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1, req_out,
+                       &e->call.inspected)
                ? VMATCH_MATCHED
                : VMATCH_ENOTFOUND;
 }
@@ -463,7 +470,7 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     out->posted = e->side[VM_PRQ]->len;
     out->unexpected = e->side[VM_UMQ]->len;
     out->searches = e->searches;
-    out->inspected = e->inspected;
+    out->inspected = e->call.inspected;
     out->bytes = e->env.mem.bytes;
     for (int s = 0; s < 2; s++)
         e->side[s]->ops->stats(e->side[s], out);

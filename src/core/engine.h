@@ -43,12 +43,12 @@ struct vmatch_engine {
     vm_pq_t *side[2]; /* VM_PRQ, VM_UMQ; each counts its entries (vm_pq_t.len) */
     /* The policy's exchange (vm_policy_t), NULL when it has none; fast: the same while the
      * API calls it directly (a single-threaded engine, profile.record off), else NULL. */
-    int (*exchange)(vm_pq_t *, vm_pq_t *, const vm_entry_t *, void **, uint64_t *);
-    int (*fast)(vm_pq_t *, vm_pq_t *, const vm_entry_t *, void **, uint64_t *);
-    vm_entry_t entry;           /* the entry of the exchange in progress */
-    uint64_t seq;               /* the next sequence number */
+    int (*exchange)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, vm_call_t *);
+    int (*fast)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, vm_call_t *);
+    /* The call in progress: its class, its entry's sequence number (the engine's, one more
+     * for every post and arrival), where a match goes, and every entry compared so far. */
+    vm_call_t call;
     uint64_t searches;          /* searches made */
-    uint64_t inspected;         /* entries compared by them */
     struct vm_threads *threads; /* threads=mutex or multi (threads.h); NULL for single */
     vm_prof_table_t prof;
     char *describe; /* vmatch_describe's text */

@@ -32,13 +32,15 @@ static inline int vm_pq_find(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycar
     return p->ops->match(p, key, keycare, cls, remove, payload, inspected);
 }
 
-/* Append en to side p: straight to the storage while the policy keeps one queue and need
- * not see the append.  Counts nothing.  VMATCH_OK, or the error with p as it was. */
-static inline int vm_pq_put(vm_pq_t *p, const vm_entry_t *en)
+/* Append an entry to side p with call c's class and sequence number: straight to the
+ * storage while the policy keeps one queue and need not see the append.  Counts nothing.
+ * VMATCH_OK, or the error with p as it was. */
+static inline int vm_pq_put(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                            const vm_call_t *c)
 {
     if (p->sole && p->sole->len + 1 < p->sole_until)
-        return p->sole->ops->append(p->sole, en->bits, en->care, en->payload, en->seq);
-    return p->ops->append(p, en->bits, en->care, en->cls, en->payload, en->seq);
+        return p->sole->ops->append(p->sole, bits, care, payload, c->seq);
+    return p->ops->append(p, bits, care, c->cls, payload, c->seq);
 }
 
 /* vm_pq_find on a side that may be empty, the removal counted. */
@@ -53,9 +55,10 @@ static inline int vm_pq_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keyca
 }
 
 /* vm_pq_put, counted. */
-static inline int vm_pq_append(vm_pq_t *p, const vm_entry_t *en)
+static inline int vm_pq_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care,
+                               void *payload, const vm_call_t *c)
 {
-    int rc = vm_pq_put(p, en);
+    int rc = vm_pq_put(p, bits, care, payload, c);
     if (rc >= 0)
         p->len++;
     return rc;
@@ -71,24 +74,24 @@ static inline int vm_pq_remove(vm_pq_t *p, const void *payload, uint64_t *inspec
 }
 
 /* The generic exchange (vm_policy_t.exchange's contract, counted): search's oldest match,
- * else the append of en to queue.  For the policies without an exchange of their own and
- * for the cases a policy's exchange leaves off its fast path. */
-static inline int vm_exchange(vm_pq_t *search, vm_pq_t *queue, const vm_entry_t *en, void **out,
-                              uint64_t *inspected)
+ * else the append of the entry to queue.  For the policies without an exchange of their own
+ * and for the cases a policy's exchange leaves off its fast path. */
+static inline int vm_exchange(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits,
+                              vmatch_bits_t care, void *payload, vm_call_t *c)
 {
-    if (vm_pq_match(search, en->bits, en->care, en->cls, 1, out, inspected))
+    if (vm_pq_match(search, bits, care, c->cls, 1, c->out, &c->inspected))
         return VMATCH_MATCHED;
-    int rc = vm_pq_append(queue, en);
+    int rc = vm_pq_append(queue, bits, care, payload, c);
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
 /* An exchange on nested sides: the policy's own when it has one. */
-static inline int vm_pq_exchange(vm_pq_t *search, vm_pq_t *queue, const vm_entry_t *en,
-                                 void **out, uint64_t *inspected)
+static inline int vm_pq_exchange(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits,
+                                 vmatch_bits_t care, void *payload, vm_call_t *c)
 {
     if (search->ops->exchange)
-        return search->ops->exchange(search, queue, en, out, inspected);
-    return vm_exchange(search, queue, en, out, inspected);
+        return search->ops->exchange(search, queue, bits, care, payload, c);
+    return vm_exchange(search, queue, bits, care, payload, c);
 }
 
 #endif

@@ -82,7 +82,7 @@ static inline uint64_t vm_source_key(const vm_source_key_t *k, vmatch_bits_t bit
 
 /* What a storage or policy gets from its engine: the config, the memory, the classes.  The
  * engine's counts (lengths, sequence numbers, entries inspected) are not here: the engine
- * keeps them and hands a policy what a call needs as arguments (vm_entry_t). */
+ * keeps them and hands a policy what a call needs as arguments (vm_call_t). */
 typedef struct vm_env {
     const vm_config_t *cfg;
     vm_mem_t mem;
@@ -229,14 +229,16 @@ static inline int vm_queue_append_new(vm_env_t *env, int side, vm_queue_t **q,
 
 /* ---- policy: which queue of a side an entry lives in ---- */
 
-/* A post or an arrival as the engine hands it to a policy: the entry, the sequence number it
- * takes should it be queued, and the call's class. */
-typedef struct vm_entry {
-    vmatch_bits_t bits, care; /* care: all ones for a message */
-    void *payload;
+/* What a post or an arrival hands a policy beside its entry (bits, care and payload, which
+ * go in registers): the call's class, the sequence number the entry takes should it be
+ * queued, where a match goes, and the tally of entries compared, which the callee adds to
+ * (vmatch_stats's inspected).  The engine keeps one and fills it for every call. */
+typedef struct vm_call {
     uint64_t seq;
+    uint64_t inspected;
+    void **out;
     uint32_t cls;
-} vm_entry_t;
+} vm_call_t;
 
 typedef struct vm_pq {
     const vm_policy_t *ops;
@@ -271,16 +273,16 @@ struct vm_policy {
     /* Optional: a post's or an arrival's whole exchange in one call, for a policy that can
      * do it with less work than a match, then an append (hash: the bits hashed once for the
      * tables of both sides, no frame on its fast path).  search is the other side and queue
-     * the side of the entry en (en->care is all ones for a message, and is the search's
-     * keycare).  When search holds a match (search->len counts its entries), take the oldest
-     * into *out and return VMATCH_MATCHED; otherwise append en to queue and return
-     * VMATCH_QUEUED; or return the append's error with both sides as they were.  Entries
-     * compared are added to *inspected, and the result is counted on the sides' len
-     * (vm_pq_counted, policy.h).  The engine tail-calls it for every post and arrival
-     * while profile.record is off, and returns its result as it is.  NULL: the engine uses
-     * vm_exchange's steps (policy.h). */
-    int (*exchange)(vm_pq_t *search, vm_pq_t *queue, const vm_entry_t *en, void **out,
-                    uint64_t *inspected);
+     * the side of the entry (bits, care, payload; care is all ones for a message, and is
+     * the search's keycare).  When search holds a match (search->len counts its entries),
+     * take the oldest into *call->out and return VMATCH_MATCHED; otherwise append the entry
+     * to queue with call->seq and return VMATCH_QUEUED; or return the append's error with
+     * both sides as they were.  Entries compared are added to call->inspected, and the
+     * result is counted on the sides' len (vm_pq_counted, policy.h).  The engine tail-calls
+     * it for every post and arrival while profile.record is off, and returns its result as
+     * it is.  NULL: the engine takes vm_exchange's steps (policy.h). */
+    int (*exchange)(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
+                    void *payload, vm_call_t *call);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
     int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
     /* Add this side's queues, partners and levels to *acc. */

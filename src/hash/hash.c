@@ -187,15 +187,16 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
 
 /* The exchange's cases off its fast path, out of line so that the fast path keeps no frame:
  * the generic exchange, and the append alone after a search that found nothing. */
-VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en,
-                                      void **out, uint64_t *inspected)
+VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits,
+                                      vmatch_bits_t care, void *payload, vm_call_t *c)
 {
-    return vm_exchange(sp, qp, en, out, inspected);
+    return vm_exchange(sp, qp, bits, care, payload, c);
 }
 
-VM_HASH_COLD static int queue_slow(vm_pq_t *qp, const vm_entry_t *en)
+VM_HASH_COLD static int queue_slow(vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                                   void *payload, vm_call_t *c)
 {
-    int rc = vm_pq_append(qp, en);
+    int rc = vm_pq_append(qp, bits, care, payload, c);
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
@@ -203,28 +204,27 @@ VM_HASH_COLD static int queue_slow(vm_pq_t *qp, const vm_entry_t *en)
  * queued is the fast path, which calls nothing (every other case is a tail call with its
  * arguments): the bits mixed once for the other side's line and, when that holds no
  * match and has not overflowed, a free way of this side's line. */
-static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out,
-                         uint64_t *inspected)
+static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                         void *payload, vm_call_t *c)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
-    vmatch_bits_t bits = en->bits;
-    if (en->care != ~(vmatch_bits_t)0 || s->slow)
-        return exchange_slow(sp, qp, en, out, inspected);
+    if (care != ~(vmatch_bits_t)0 || s->slow)
+        return exchange_slow(sp, qp, bits, care, payload, c);
     uint32_t mixed = vm_hash_mix(bits);
     if (__builtin_expect(s->len != 0, 1)) {
         vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
         unsigned compared;
-        if (vm_hash_line_take(l, bits, out, &compared)) {
+        if (vm_hash_line_take(l, bits, c->out, &compared)) {
             s->len--;
-            *inspected += compared;
+            c->inspected += compared;
             return vm_pq_counted(sp, qp, VMATCH_MATCHED);
         }
         if (l->over) /* the bucket goes on in its region's queue */
-            return exchange_slow(sp, qp, en, out, inspected);
-        *inspected += compared;
+            return exchange_slow(sp, qp, bits, care, payload, c);
+        c->inspected += compared;
     }
-    if (q->slow || !append_fast(q, mixed, bits, en->payload, en->seq))
-        return queue_slow(qp, en);
+    if (q->slow || !append_fast(q, mixed, bits, payload, c->seq))
+        return queue_slow(qp, bits, care, payload, c);
     return vm_pq_counted(sp, qp, VMATCH_QUEUED);
 }
 

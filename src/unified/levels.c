@@ -289,20 +289,22 @@ int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, 
 }
 
 /* The append of an exchange whose search found nothing. */
-static __attribute__((noinline)) int queue_entry(vm_unified_t *q, const vm_entry_t *en)
+static __attribute__((noinline)) int queue_entry(vm_unified_t *q, vmatch_bits_t bits,
+                                                 vmatch_bits_t care, void *payload,
+                                                 const vm_call_t *c)
 {
-    int rc = coll_append(q, en->bits, en->care, en->cls, en->payload, en->seq);
+    int rc = coll_append(q, bits, care, c->cls, payload, c->seq);
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
 /* The whole exchange, every case. */
 static __attribute__((noinline)) int exchange_any(vm_unified_t *s, vm_unified_t *q,
-                                                  const vm_entry_t *en, void **out,
-                                                  uint64_t *inspected)
+                                                  vmatch_bits_t bits, vmatch_bits_t care,
+                                                  void *payload, vm_call_t *c)
 {
-    if (s->base.len && coll_match(s, en->bits, en->care, en->cls, 1, out, inspected))
+    if (s->base.len && coll_match(s, bits, care, c->cls, 1, c->out, &c->inspected))
         return VMATCH_MATCHED;
-    return queue_entry(q, en);
+    return queue_entry(q, bits, care, payload, c);
 }
 
 /* The common case in few instructions: an exact entry whose class, on the side searched, has
@@ -310,28 +312,27 @@ static __attribute__((noinline)) int exchange_any(vm_unified_t *s, vm_unified_t 
  * queue, overflow or wildcard queues met on the way), and is placed on the side of the entry:
  * the search reads one bucket line per level holding entries, the append takes a free way of
  * one line.  Anything else goes to exchange_any, before anything is counted or changed. */
-int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, const vm_entry_t *en, void **out,
-                        uint64_t *inspected)
+int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
+                        vmatch_bits_t care, void *payload, vm_call_t *c)
 {
-    uint32_t cls = en->cls;
-    vmatch_bits_t bits = en->bits;
-    if (cls >= VM_UNIFIED_MAX_CLASSES || en->care != ~(vmatch_bits_t)0)
-        return exchange_any(s, q, en, out, inspected);
+    uint32_t cls = c->cls;
+    if (cls >= VM_UNIFIED_MAX_CLASSES || care != ~(vmatch_bits_t)0)
+        return exchange_any(s, q, bits, care, payload, c);
     const vm_unified_class_t *cs = cls < s->ncls ? &s->cls[cls] : NULL;
     if (s->base.len && cs && cs->state != UN_NEW) { /* NEW: none of its entries */
         vm_unified_group_t *g = cs->group;
         if (!g || cs->in_pq)
-            return exchange_any(s, q, en, out, inspected);
+            return exchange_any(s, q, bits, care, payload, c);
         for (uint32_t i = 0; i < g->nlevels; i++) {
             vm_unified_level_t *l = &g->level[i];
             if (!l->len)
                 continue;
             vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
             if (l->wild || b->nover)
-                return exchange_any(s, q, en, out, inspected);
-            int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, inspected);
+                return exchange_any(s, q, bits, care, payload, c);
+            int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, &c->inspected);
             if (w >= 0) {
-                *out = b->payload[w];
+                *c->out = b->payload[w];
                 b->payload[w] = NULL;
                 if (--l->len == 0 && l->nq > VM_UNIFIED_KEEP)
                     vm_unified_level_release(s, l);
@@ -342,12 +343,11 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, const vm_entry_t *en, 
     const vm_unified_class_t *cq = cls < q->ncls ? &q->cls[cls] : NULL;
     vm_unified_group_t *g = cq && cq->state == UN_PLACED ? cq->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
-    if (l && l->b &&
-        vm_unified_put(vm_unified_bucket(q, l, bits), bits, en->payload, en->seq)) {
+    if (l && l->b && vm_unified_put(vm_unified_bucket(q, l, bits), bits, payload, c->seq)) {
         l->len++;
         return VMATCH_QUEUED;
     }
-    return queue_entry(q, en);
+    return queue_entry(q, bits, care, payload, c);
 }
 
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected)

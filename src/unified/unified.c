@@ -60,8 +60,8 @@ static int unified_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, ui
 {
     vm_unified_t *s = of(p);
     if (!cls) {
-        vm_entry_t en = {.bits = bits, .care = care, .payload = payload, .seq = seq};
-        return vm_pq_append(s->p2p, &en);
+        vm_call_t c = {.seq = seq};
+        return vm_pq_append(s->p2p, bits, care, payload, &c);
     }
     return vm_unified_append(s, bits, care, cls, payload, seq);
 }
@@ -77,11 +77,11 @@ static int unified_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, u
 
 /* Point-to-point traffic takes the exchange of its structure (which counts on its sides),
  * collective traffic levels.c's (which counts nothing). */
-static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, const vm_entry_t *en, void **out,
-                            uint64_t *inspected)
+static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+                            void *payload, vm_call_t *c)
 {
-    int rc = en->cls ? vm_unified_exchange(of(sp), of(qp), en, out, inspected)
-                     : vm_pq_exchange(of(sp)->p2p, of(qp)->p2p, en, out, inspected);
+    int rc = c->cls ? vm_unified_exchange(of(sp), of(qp), bits, care, payload, c)
+                    : vm_pq_exchange(of(sp)->p2p, of(qp)->p2p, bits, care, payload, c);
     return vm_pq_counted(sp, qp, rc);
 }
 

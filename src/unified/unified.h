@@ -179,8 +179,8 @@ int vm_unified_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t keycare, 
                      int remove, void **payload, uint64_t *inspected);
 /* The exchange (vm_policy_t) of an entry of a collective class: s is the side searched, q
  * the side of the entry. */
-int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, const vm_entry_t *en, void **out,
-                        uint64_t *inspected);
+int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
+                        vmatch_bits_t care, void *payload, vm_call_t *c);
 /* Remove the collective entry with this payload: 1, or 0 when there is none. */
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected);
 /* Free every level and group. */
