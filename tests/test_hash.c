@@ -67,8 +67,8 @@ static int whole(vm_hash_t *h)
     walk_t w = {.h = h, .count = count, .last = last};
     uint64_t n = 0, made = 0;
     for (uint32_t i = 0; i < h->nb; i++) {
-        const vm_hash_slot_t *s = &h->table[i];
-        for (int k = 0; k < VM_HASH_WAYS; k++) {
+        const vm_line_t *s = &h->table[i];
+        for (int k = 0; k < VM_LINE_WAYS; k++) {
             if (!s->payload[k])
                 continue;
             ok &= vm_hash_index(s->bits[k], h->nb) == i;
@@ -206,7 +206,7 @@ static void test_memory(void)
     CHECK(st.bytes <= 4096); /* the table comes with the first entry */
     CHECK_EQ(vmatch_arrive(e, 12345, 0, PTR(0), &out), VMATCH_QUEUED);
     vmatch_stats(e, &st2);
-    CHECK_EQ(st2.bytes - st.bytes, 1021 * sizeof(vm_hash_slot_t) + VM_LINE_PAD +
+    CHECK_EQ(st2.bytes - st.bytes, 1021 * sizeof(vm_line_t) + VM_LINE_PAD +
                                        vm_hash_regions(1021) * sizeof(vm_queue_t *));
     vmatch_destroy(e);
 }

@@ -84,14 +84,8 @@ static inline int append_fast(vm_hash_t *h, uint32_t mixed, vmatch_bits_t bits, 
 {
     if (!h->table || h->len >= h->grow_at)
         return 0;
-    vm_hash_slot_t *s = &h->table[vm_hash_scale(mixed, h->nb)];
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-    if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
+    if (!vm_line_put(&h->table[vm_hash_scale(mixed, h->nb)], bits, payload, seq))
         return 0;
-    unsigned w = used0;
-    s->bits[w] = bits;
-    s->payload[w] = payload;
-    s->seq[w] = seq;
     h->len++;
     return 1;
 }
@@ -212,9 +206,9 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
         return exchange_slow(sp, qp, bits, care, payload, c);
     uint32_t mixed = vm_hash_mix(bits);
     if (__builtin_expect(s->len != 0, 1)) {
-        vm_hash_slot_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
+        vm_line_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
         unsigned compared;
-        if (vm_hash_line_take(l, bits, c->out, &compared)) {
+        if (vm_line_take(l, bits, c->out, &compared)) {
             s->len--;
             c->inspected += compared;
             return vm_pq_counted(sp, qp, VMATCH_MATCHED);

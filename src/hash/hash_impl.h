@@ -4,6 +4,7 @@
 #ifndef VM_HASH_IMPL_H
 #define VM_HASH_IMPL_H
 
+#include "line.h"
 #include "module.h"
 
 #include <stdint.h>
@@ -17,24 +18,11 @@ typedef struct vm_hash_config {
     uint32_t load;    /* growing table: entries per 100 buckets above which it doubles */
 } vm_hash_config_t;
 
-/* A bucket is a cache line holding its first VM_HASH_WAYS entries; the entries that
+/* A bucket is a line (line.h) holding its first VM_LINE_WAYS entries; the entries that
  * collide there beyond them go to the overflow queue of its region, one queue of the
- * configured storage for VM_HASH_REGION buckets (table.c).  An exact match then reads one
- * line, unless its bucket has overflowed, and then one short queue.  The entries in the
- * line are older than the bucket's entries in the overflow queue: one goes into the line
- * only while the bucket has none there.  Among themselves they are ordered by their
- * sequence numbers.  A PRQ bucket holds exact receives (care all ones). */
-#define VM_HASH_WAYS 2
-
-typedef struct vm_hash_slot {
-    vmatch_bits_t bits[VM_HASH_WAYS];
-    void *payload[VM_HASH_WAYS]; /* NULL: the way is free (payloads are never NULL) */
-    uint64_t seq[VM_HASH_WAYS];
-    uint64_t over;   /* the bucket's entries in its region's overflow queue */
-    uint64_t unused; /* pads the bucket to a cache line */
-} vm_hash_slot_t;
-
-_Static_assert(sizeof(vm_hash_slot_t) == 64, "a bucket is one cache line");
+ * configured storage for VM_HASH_REGION buckets (table.c; vm_line_t.queue stays NULL).  An
+ * exact match then reads one line, unless its bucket has overflowed, and then one short
+ * queue. */
 
 /* Buckets per overflow queue: at one entry per bucket, about 1 entry in 10 overflows, so a
  * region's queue holds 6 or 7: a scalar walk of llv's first block, allocated once, where a
@@ -48,7 +36,7 @@ typedef struct vm_hash {
     /* nb buckets (NULL until the side's first entry) and their regions' overflow queues
      * (each NULL until its first overflow).  On the PRQ the exact receives (care all
      * ones), on the UMQ every message while it is hashed. */
-    vm_hash_slot_t *table;
+    vm_line_t *table;
     vm_queue_t **over;
     uint32_t nb;
     uint32_t nover;   /* overflow queues made */
@@ -149,32 +137,13 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q);
 /* Call fn for every entry of the table (lines, then overflow queues; not in order). */
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg);
 
-/* Take the older of the line's ways that hold exactly these bits: 1 with *payload, or 0;
- * *compared gets the ways in use (the entries inspected). */
-static inline int vm_hash_line_take(vm_hash_slot_t *s, vmatch_bits_t bits, void **payload,
-                                    unsigned *compared)
-{
-    _Static_assert(VM_HASH_WAYS == 2, "the ways are compared without branches, two of them");
-    /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
-     * are compared with flags and the older match picked with a conditional move. */
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1;
-    *compared = used0 + used1;
-    if (!m) /* one branch on both ways: the way that holds the entry varies */
-        return 0;
-    unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
-    *payload = s->payload[w];
-    s->payload[w] = NULL;
-    return 1;
-}
-
 /* Take the oldest entry with exactly these bits from bucket i: 1 with *payload, or 0. */
 static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
                                     void **payload, uint64_t *inspected)
 {
-    vm_hash_slot_t *s = &h->table[i];
+    vm_line_t *s = &h->table[i];
     unsigned compared;
-    int found = vm_hash_line_take(s, bits, payload, &compared);
+    int found = vm_line_take(s, bits, payload, &compared);
     *inspected += compared;
     if (found) {
         h->len--;

@@ -1,7 +1,7 @@
 /* table.c -- policy=hash: the bucket table of one side, its overflow queues and how it
  * grows.
  *
- * A bucket is a cache line holding its first entries (vm_hash_slot_t); the entries that
+ * A bucket is a cache line holding its first entries (vm_line_t); the entries that
  * collide beyond them go to the overflow queue of the bucket's region, VM_HASH_REGION
  * consecutive buckets sharing one queue of the configured storage, and the line counts
  * them.  A search reads the line and, only when the bucket has overflowed, finds the first
@@ -32,14 +32,9 @@ static inline vm_queue_t **over_of(const vm_hash_t *h, uint32_t i)
 int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bits_t care,
                         void *payload, uint64_t seq)
 {
-    vm_hash_slot_t *s = &h->table[i];
-    for (int k = 0; k < VM_HASH_WAYS && !s->over; k++)
-        if (!s->payload[k]) {
-            s->bits[k] = bits;
-            s->payload[k] = payload;
-            s->seq[k] = seq;
-            return VMATCH_OK;
-        }
+    vm_line_t *s = &h->table[i];
+    if (vm_line_put(s, bits, payload, seq))
+        return VMATCH_OK;
     vm_queue_t **q = over_of(h, i);
     int made = !*q;
     int rc = vm_queue_append_new(h->base.env, h->base.side, q, bits, care, payload, seq);
@@ -53,15 +48,8 @@ int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bit
 int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hit,
                       uint64_t *inspected)
 {
-    const vm_hash_slot_t *s = &h->table[i];
-    int w = -1;
-    for (int k = 0; k < VM_HASH_WAYS; k++) {
-        if (!s->payload[k])
-            continue;
-        *inspected += 1;
-        if (s->bits[k] == bits && (w < 0 || s->seq[k] < s->seq[w]))
-            w = k;
-    }
+    const vm_line_t *s = &h->table[i];
+    int w = vm_line_way(s, bits, ~(vmatch_bits_t)0, inspected);
     if (w >= 0) {
         *hit = (vm_hit_t){.payload = s->payload[w], .seq = s->seq[w], .slot = (uint32_t)w};
         return 1;
@@ -72,7 +60,7 @@ int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hi
 
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
 {
-    vm_hash_slot_t *s = &h->table[i];
+    vm_line_t *s = &h->table[i];
     h->len--;
     if (!hit->where) {
         s->payload[hit->slot] = NULL;
@@ -98,8 +86,8 @@ __attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg)
 {
     for (uint32_t i = 0; h->table && i < h->nb; i++) {
-        const vm_hash_slot_t *s = &h->table[i];
-        for (int k = 0; k < VM_HASH_WAYS; k++)
+        const vm_line_t *s = &h->table[i];
+        for (int k = 0; k < VM_LINE_WAYS; k++)
             if (s->payload[k])
                 fn(arg, s->bits[k], ~(vmatch_bits_t)0, s->payload[k], s->seq[k]);
     }
@@ -130,8 +118,8 @@ int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const v
     int found = 0;
     int64_t region = -1;
     for (uint32_t i = 0; i < h->nb; i++) {
-        const vm_hash_slot_t *s = &h->table[i];
-        for (int k = 0; k < VM_HASH_WAYS; k++) {
+        const vm_line_t *s = &h->table[i];
+        for (int k = 0; k < VM_LINE_WAYS; k++) {
             if (!s->payload[k])
                 continue;
             *inspected += 1;
@@ -167,16 +155,16 @@ int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const v
 /* ---- making, emptying, filling ---- */
 
 /* A zeroed table of nb buckets on cache lines, or NULL. */
-static vm_hash_slot_t *table_new(vm_hash_t *h, uint32_t nb)
+static vm_line_t *table_new(vm_hash_t *h, uint32_t nb)
 {
-    size_t bytes = (size_t)nb * sizeof(vm_hash_slot_t);
-    vm_hash_slot_t *t = vm_mem_alloc_line(&h->base.env->mem, bytes);
+    size_t bytes = (size_t)nb * sizeof(vm_line_t);
+    vm_line_t *t = vm_mem_alloc_line(&h->base.env->mem, bytes);
     if (t)
         memset(t, 0, bytes);
     return t;
 }
 
-static void table_del(vm_hash_t *h, vm_hash_slot_t *t, uint32_t nb)
+static void table_del(vm_hash_t *h, vm_line_t *t, uint32_t nb)
 {
     vm_mem_free_line(&h->base.env->mem, t, (size_t)nb * sizeof *t);
 }
@@ -264,7 +252,7 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 {
     if (h->grow_at != UINT64_MAX && q->len > h->grow_at) {
         uint32_t nb = size_for(h, q->len);
-        vm_hash_slot_t *t = table_new(h, nb);
+        vm_line_t *t = table_new(h, nb);
         vm_queue_t **o = t ? over_new(h, nb) : NULL;
         if (!o) {
             if (t)
@@ -289,11 +277,11 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 
 typedef struct splitter {
     vm_hash_t *h;
-    uint32_t nb;       /* the new table's size */
-    int64_t child;     /* the first entry's region in the new table, -1 before it */
-    int mixed;         /* entries go to both child regions */
-    vm_queue_t **o;    /* the new overflow queues */
-    vm_hash_slot_t *t; /* the new lines, whose overflow counts are made here */
+    uint32_t nb;    /* the new table's size */
+    int64_t child;  /* the first entry's region in the new table, -1 before it */
+    int mixed;      /* entries go to both child regions */
+    vm_queue_t **o; /* the new overflow queues */
+    vm_line_t *t;   /* the new lines, whose overflow counts are made here */
     int rc;
 } splitter_t;
 
@@ -340,7 +328,7 @@ void vm_hash_grow(vm_hash_t *h)
         return;
     }
     uint32_t nb = h->nb * 2, nr = vm_hash_regions(h->nb), nr2 = vm_hash_regions(nb);
-    vm_hash_slot_t *t = table_new(h, nb);
+    vm_line_t *t = table_new(h, nb);
     vm_queue_t **o = t ? over_new(h, nb) : NULL;
     if (!o) {
         if (t)
@@ -369,9 +357,9 @@ void vm_hash_grow(vm_hash_t *h)
         return;
     }
     for (uint32_t i = 0; i < h->nb; i++) { /* a line's entries, oldest first in the child */
-        const vm_hash_slot_t *s = &h->table[i];
-        for (int k = 0; k < VM_HASH_WAYS; k++) {
-            vm_hash_slot_t *c = &t[vm_hash_index(s->bits[k], nb)];
+        const vm_line_t *s = &h->table[i];
+        for (int k = 0; k < VM_LINE_WAYS; k++) {
+            vm_line_t *c = &t[vm_hash_index(s->bits[k], nb)];
             int w = 0;
             if (!s->payload[k])
                 continue;

@@ -25,15 +25,15 @@ int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_
             return VMATCH_ENOMEM;
         memset(l->b, 0, l->nq * sizeof *l->b);
     }
-    vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
+    vm_line_t *b = vm_unified_bucket(s, l, bits);
     if ((s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0) &&
-        vm_unified_put(b, bits, payload, seq)) {
+        vm_line_put(b, bits, payload, seq)) {
         l->len++;
         return VMATCH_OK;
     }
-    int rc = vm_queue_append_new(env, s->base.side, &b->over, bits, care, payload, seq);
+    int rc = vm_queue_append_new(env, s->base.side, &b->queue, bits, care, payload, seq);
     if (rc == VMATCH_OK) {
-        b->nover++;
+        b->over++;
         l->len++;
         l->over++;
     } else if (!l->len) { /* the buckets were made for this entry */
@@ -44,8 +44,8 @@ int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_
 
 /* A candidate of a search: a way of a bucket, or a hit in a queue. */
 typedef struct cand {
-    vm_unified_bucket_t *b; /* the bucket it is in (NULL: the wildcard queue) */
-    int way;                /* its way, or -1: in queue q at hit */
+    vm_line_t *b; /* the bucket it is in (NULL: the wildcard queue) */
+    int way;      /* its way, or -1: in queue q at hit */
     vm_queue_t *q;
     vm_hit_t hit;
     uint64_t seq;
@@ -53,22 +53,22 @@ typedef struct cand {
 
 /* The oldest match of bucket b into c (when older than what c holds): 1 when it found one.
  * The ways are older than the overflow queue. */
-static int bucket_first(vm_unified_t *s, vm_unified_bucket_t *b, vmatch_bits_t key,
-                        vmatch_bits_t keycare, cand_t *c, int *found, uint64_t *inspected)
+static int bucket_first(vm_unified_t *s, vm_line_t *b, vmatch_bits_t key, vmatch_bits_t keycare,
+                        cand_t *c, int *found, uint64_t *inspected)
 {
     vmatch_bits_t m = s->base.side == VM_PRQ ? ~(vmatch_bits_t)0 : keycare;
-    int w = vm_unified_way(b, key, m, inspected);
+    int w = vm_line_way(b, key, m, inspected);
     vm_hit_t hit;
     uint64_t seq;
     if (w >= 0)
         seq = b->seq[w];
-    else if (b->nover && b->over->ops->find(b->over, key, keycare, &hit, inspected))
+    else if (b->over && b->queue->ops->find(b->queue, key, keycare, &hit, inspected))
         seq = hit.seq;
     else
         return 0;
     if (*found && c->seq <= seq)
         return 1;
-    *c = (cand_t){.b = b, .way = w, .q = w >= 0 ? NULL : b->over, .seq = seq};
+    *c = (cand_t){.b = b, .way = w, .q = w >= 0 ? NULL : b->queue, .seq = seq};
     if (w < 0)
         c->hit = hit;
     *found = 1;
@@ -104,7 +104,7 @@ int vm_unified_level_match_any(vm_unified_t *s, vm_unified_level_t *l, vmatch_bi
     } else {
         c.q->ops->remove(c.q, &c.hit);
         if (c.b) {
-            c.b->nover--;
+            c.b->over--;
             l->over--;
         }
     }
@@ -124,16 +124,16 @@ int vm_unified_level_remove(vm_unified_t *s, vm_unified_level_t *l, const void *
         found = 1;
     }
     for (uint32_t i = 0; !found && l->b && i < l->nq; i++) {
-        vm_unified_bucket_t *b = &l->b[i];
-        for (int w = 0; !found && w < VM_UNIFIED_WAYS; w++)
+        vm_line_t *b = &l->b[i];
+        for (int w = 0; !found && w < VM_LINE_WAYS; w++)
             if (b->payload[w] == payload) {
                 b->payload[w] = NULL;
                 found = 1;
             }
-        if (!found && b->nover &&
-            b->over->ops->find_payload(b->over, payload, &hit, inspected)) {
-            b->over->ops->remove(b->over, &hit);
-            b->nover--;
+        if (!found && b->over &&
+            b->queue->ops->find_payload(b->queue, payload, &hit, inspected)) {
+            b->queue->ops->remove(b->queue, &hit);
+            b->over--;
             l->over--;
             found = 1;
         }
@@ -147,8 +147,8 @@ int vm_unified_level_remove(vm_unified_t *s, vm_unified_level_t *l, const void *
 static void drop(vm_unified_t *s, vm_unified_level_t *l)
 {
     for (uint32_t i = 0; l->b && i < l->nq; i++)
-        if (l->b[i].over)
-            l->b[i].over->ops->destroy(l->b[i].over);
+        if (l->b[i].queue)
+            l->b[i].queue->ops->destroy(l->b[i].queue);
     if (l->b)
         vm_mem_free_line(mem_of(s), l->b, l->nq * sizeof *l->b);
     if (l->wild)
@@ -172,6 +172,6 @@ uint64_t vm_unified_level_queues(const vm_unified_level_t *l)
 {
     uint64_t n = l->wild != NULL;
     for (uint32_t i = 0; l->b && i < l->nq; i++)
-        n += 1 + (l->b[i].over != NULL);
+        n += 1 + (l->b[i].queue != NULL);
     return n;
 }

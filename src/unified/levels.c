@@ -43,12 +43,12 @@ static int track(vm_unified_t *s, uint32_t cls)
 
 /* The class's first call is over.  It wants as many queues as entries its searches compared
  * on average (the thesis: then a search compares about one), and at least enough that its
- * largest burst fits the lines of its buckets (a bucket's line holds VM_UNIFIED_WAYS
+ * largest burst fits the lines of its buckets (a bucket's line holds VM_LINE_WAYS
  * entries; past them, entries go to the bucket's overflow queue, a slower path). */
 static void finish_profile(vm_unified_t *s, vm_unified_class_t *c)
 {
     uint64_t avg = c->searches ? (c->inspected + c->searches - 1) / c->searches : 1;
-    uint64_t fit = (c->peak + VM_UNIFIED_WAYS - 1) / VM_UNIFIED_WAYS;
+    uint64_t fit = (c->peak + VM_LINE_WAYS - 1) / VM_LINE_WAYS;
     uint64_t want = avg > fit ? avg : fit;
     c->wanted = (uint32_t)(want < 1 ? 1 : want > UINT32_MAX ? UINT32_MAX : want);
     c->state = UN_PROFILED;
@@ -106,7 +106,7 @@ static uint32_t find_group(vm_unified_t *s, uint32_t op, int make)
 static vm_unified_group_t *open_level(vm_unified_t *s, uint32_t op, uint32_t nq)
 {
     uint32_t gi = find_group(s, op, 0);
-    vm_unified_bucket_t *b = vm_mem_alloc_line(mem_of(s), nq * sizeof *b);
+    vm_line_t *b = vm_mem_alloc_line(mem_of(s), nq * sizeof *b);
     if (!b || (!gi && !(gi = find_group(s, op, 1)))) {
         if (b)
             vm_mem_free_line(mem_of(s), b, nq * sizeof *b);
@@ -159,17 +159,17 @@ static inline int level_match(vm_unified_t *s, vm_unified_level_t *l, vmatch_bit
     int prq = s->base.side == VM_PRQ;
     if ((l->wild && l->wild->len) || (!prq && (keycare & s->src_care) != s->src_care))
         return vm_unified_level_match_any(s, l, key, keycare, remove, payload, inspected);
-    vm_unified_bucket_t *b = vm_unified_bucket(s, l, key);
-    int w = vm_unified_way(b, key, prq ? ~(vmatch_bits_t)0 : keycare, inspected);
+    vm_line_t *b = vm_unified_bucket(s, l, key);
+    int w = vm_line_way(b, key, prq ? ~(vmatch_bits_t)0 : keycare, inspected);
     if (w >= 0) {
         *payload = b->payload[w];
         if (remove)
             b->payload[w] = NULL;
-    } else if (!b->nover ||
-               !vm_queue_match(b->over, key, keycare, remove, payload, inspected)) {
+    } else if (!b->over ||
+               !vm_queue_match(b->queue, key, keycare, remove, payload, inspected)) {
         return 0;
     } else if (remove) {
-        b->nover--;
+        b->over--;
         l->over--;
     }
     if (remove && --l->len == 0 && l->nq > VM_UNIFIED_KEEP)
@@ -255,7 +255,7 @@ static inline int coll_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t
     vm_unified_group_t *g = c && c->state == UN_PLACED ? c->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
     if (l && l->b && (s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0) &&
-        vm_unified_put(vm_unified_bucket(s, l, bits), bits, payload, seq)) {
+        vm_line_put(vm_unified_bucket(s, l, bits), bits, payload, seq)) {
         l->len++;
         return VMATCH_OK;
     }
@@ -327,10 +327,10 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
             vm_unified_level_t *l = &g->level[i];
             if (!l->len)
                 continue;
-            vm_unified_bucket_t *b = vm_unified_bucket(s, l, bits);
-            if (l->wild || b->nover)
+            vm_line_t *b = vm_unified_bucket(s, l, bits);
+            if (l->wild || b->over)
                 return exchange_any(s, q, bits, care, payload, c);
-            int w = vm_unified_way(b, bits, ~(vmatch_bits_t)0, &c->inspected);
+            int w = vm_line_way(b, bits, ~(vmatch_bits_t)0, &c->inspected);
             if (w >= 0) {
                 *c->out = b->payload[w];
                 b->payload[w] = NULL;
@@ -343,7 +343,7 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
     const vm_unified_class_t *cq = cls < q->ncls ? &q->cls[cls] : NULL;
     vm_unified_group_t *g = cq && cq->state == UN_PLACED ? cq->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
-    if (l && l->b && vm_unified_put(vm_unified_bucket(q, l, bits), bits, payload, c->seq)) {
+    if (l && l->b && vm_line_put(vm_unified_bucket(q, l, bits), bits, payload, c->seq)) {
         l->len++;
         return VMATCH_QUEUED;
     }

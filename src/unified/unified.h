@@ -18,6 +18,7 @@
 #ifndef VM_UNIFIED_H
 #define VM_UNIFIED_H
 
+#include "line.h"
 #include "module.h"
 
 enum vm_unified_p2p { VM_UNIFIED_HASH, VM_UNIFIED_PNP, VM_UNIFIED_SINGLE };
@@ -58,21 +59,9 @@ typedef struct vm_unified_class {
     uint64_t appends;   /* and its entries appended there */
 } vm_unified_class_t;
 
-/* A queue of a level, in one cache line: its first VM_UNIFIED_WAYS exact entries (every
- * message, receives whose care is all ones) in the line, the rest in its overflow queue of
- * the storage.  An entry goes into the line only while the overflow queue is empty, so the
- * line's entries are older than the queue's; among themselves their sequence numbers order
- * them.  (The layout of policy=hash's buckets, indexed here by source rank.) */
-#define VM_UNIFIED_WAYS 2
-typedef struct vm_unified_bucket {
-    vmatch_bits_t bits[VM_UNIFIED_WAYS];
-    void *payload[VM_UNIFIED_WAYS]; /* NULL: the way is free (payloads are never NULL) */
-    uint64_t seq[VM_UNIFIED_WAYS];
-    vm_queue_t *over; /* NULL until the bucket's first overflow */
-    uint64_t nover;   /* entries in over */
-} vm_unified_bucket_t;
-
-_Static_assert(sizeof(vm_unified_bucket_t) == 64, "a bucket is one cache line");
+/* A queue of a level is a bucket line (line.h): its first VM_LINE_WAYS exact entries (every
+ * message, receives whose care is all ones) in the line, the rest in the bucket's own
+ * overflow queue of the storage (vm_line_t.queue), indexed here by source rank. */
 
 /* Levels of at most this many queues keep their buckets when they drain (a short-queue
  * collective fills and drains its level at every call); larger ones give them back. */
@@ -82,7 +71,7 @@ _Static_assert(sizeof(vm_unified_bucket_t) == 64, "a bucket is one cache line");
  * not cover the source in the wildcard queue.  NULL buckets: a drained level that gave them
  * back (bookkeeping alone). */
 typedef struct vm_unified_level {
-    vm_unified_bucket_t *b;
+    vm_line_t *b;
     vm_queue_t *wild; /* PRQ: receives whose care does not cover the source */
     uint64_t len;
     uint64_t magic; /* for src mod nq without a division (Lemire's fastmod) */
@@ -114,43 +103,11 @@ typedef struct vm_unified {
 
 /* The bucket of bits in level l: source mod nq (x mod d for a 32-bit x by magic =
  * UINT64_MAX / d + 1: Lemire, Kaser and Kurz 2019, exact for every 32-bit x and d). */
-static inline vm_unified_bucket_t *
-vm_unified_bucket(const vm_unified_t *s, const vm_unified_level_t *l, vmatch_bits_t bits)
+static inline vm_line_t *vm_unified_bucket(const vm_unified_t *s, const vm_unified_level_t *l,
+                                           vmatch_bits_t bits)
 {
     uint32_t src = (uint32_t)((bits >> s->src_shift) & s->src_mask);
     return &l->b[(uint32_t)(((unsigned __int128)(l->magic * src) * l->nq) >> 64)];
-}
-
-/* The way of b with the oldest entry whose bits agree with key where m is set, or -1.  Adds
- * the ways compared to *inspected. */
-static inline int vm_unified_way(const vm_unified_bucket_t *b, vmatch_bits_t key,
-                                 vmatch_bits_t m, uint64_t *inspected)
-{
-    int w = -1;
-    uint64_t n = 0; /* counted here, added once: *inspected may alias the bucket */
-    for (int i = 0; i < VM_UNIFIED_WAYS; i++)
-        if (b->payload[i]) {
-            n++;
-            if (!((b->bits[i] ^ key) & m) && (w < 0 || b->seq[i] < b->seq[w]))
-                w = i;
-        }
-    *inspected += n;
-    return w;
-}
-
-/* Put an entry into a free way of b's line, when the bucket has nothing in its overflow
- * queue (else the entry must go after those): 1 when it did, 0 when not. */
-static inline int vm_unified_put(vm_unified_bucket_t *b, vmatch_bits_t bits, void *payload,
-                                 uint64_t seq)
-{
-    for (int w = 0; !b->nover && w < VM_UNIFIED_WAYS; w++)
-        if (!b->payload[w]) {
-            b->bits[w] = bits;
-            b->payload[w] = payload;
-            b->seq[w] = seq;
-            return 1;
-        }
-    return 0;
 }
 
 /* A level's queues (buckets.c).  append: OK or an error (the level as it was); match and
