@@ -361,28 +361,21 @@ int main(int argc, char **argv)
 
     for (const Engine *en : usable) {
         bool llv = en->label.rfind("llv", 0) == 0;
+        // The rows of one kind, side and order at the plan's lengths; llv's reverse searches
+        // of 64 entries or more with the bytes they read (for the stream reference).
+        auto rows = [&](Kind kind, Side s, Order o) {
+            for (uint64_t len : plan.lengths_of(kind, o))
+                add_row(en, kind, s, o, len, plan.reps_of(en->label, en->base, kind, o, len),
+                        llv && o == kReverse && len >= 64 ? llv_search_bytes(kind, s, len) : 0);
+        };
         for (Side s : {kPrq, kUmq}) {
             for (Order o : {kForward, kMiddle, kReverse})
-                for (uint64_t len : plan.lengths_of(kQueue, o)) {
-                    uint64_t bytes = llv && o == kReverse && len >= 64
-                                         ? llv_search_bytes(kQueue, s, len)
-                                         : 0;
-                    add_row(en, kQueue, s, o, len,
-                            plan.reps_of(en->label, en->base, kQueue, o, len), bytes);
-                }
-            if (en->orders_only)
-                continue;
-            for (uint64_t len : plan.lengths_of(kWild, kReverse))
-                add_row(en, kWild, s, kReverse, len,
-                        plan.reps_of(en->label, en->base, kWild, kReverse, len),
-                        llv && len >= 64 ? llv_search_bytes(kWild, s, len) : 0);
+                rows(kQueue, s, o);
+            if (!en->orders_only)
+                rows(kWild, s, kReverse);
         }
-        if (en->orders_only)
-            continue;
-        for (uint64_t len : plan.lengths_of(kProbe, kReverse))
-            add_row(en, kProbe, kUmq, kReverse, len,
-                    plan.reps_of(en->label, en->base, kProbe, kReverse, len),
-                    llv && len >= 64 ? llv_search_bytes(kProbe, kUmq, len) : 0);
+        if (!en->orders_only)
+            rows(kProbe, kUmq, kReverse);
     }
     // The stream references the rows asked for; those of judged rows run every repetition.
     std::map<uint64_t, int> streams;
