@@ -213,12 +213,7 @@ bool vec_ratio(const std::vector<double> &a, const std::vector<double> &b, doubl
     for (size_t k = 0; k < a.size() && k < b.size(); k++)
         if (!std::isnan(a[k]) && !std::isnan(b[k]) && b[k] > 0)
             r.push_back(a[k] / b[k]);
-    if (r.empty())
-        return false;
-    med = median(r);
-    q1 = quantile(r, 0.25);
-    q3 = quantile(r, 0.75);
-    return true;
+    return vmb::quartiles(r, med, q1, q3);
 }
 
 // ---- the closing summary ----
