@@ -227,6 +227,21 @@ void print_targets(FILE *f, const std::vector<Target> &t)
             fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
 }
 
+std::string verdict(bool missed, bool missing)
+{
+    return missed ? "missed" : missing ? "no figure" : "met";
+}
+
+Target ratio_at_most(const std::string &what, const Row &row, size_t a, size_t b, double bound)
+{
+    double m = NAN;
+    Target t;
+    t.what = what;
+    t.figure = time_ratio(row, a, b, &m);
+    t.verdict = verdict(m > bound, std::isnan(m));
+    return t;
+}
+
 std::vector<Engine> section_engines(const char *section, const std::vector<SectionSpec> &specs,
                                     std::vector<std::string> &notes)
 {
