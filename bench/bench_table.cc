@@ -432,13 +432,13 @@ std::string target_line(bool missed, bool missing, const std::string &text)
     return head + text;
 }
 
-// Issue 11 ("lean calls and small queues"): forward search at 1 and 8 entries, the fastest
-// llv kernel's time / the fastest baseline's on the same row (the lowest median of mpich,
-// ob1, ucx and fuzzy), at most this.
+// The lean target (lean calls and small queues): forward search at 1 and 8 entries, the
+// fastest llv kernel's time / the fastest baseline's on the same row (the lowest median of
+// mpich, ob1, ucx and fuzzy), at most this.
 const double kLeanForwardBound = 1.2;
 
-// Issue 12 (policy=hash): reverse search at 32768 on both queues, hash's time / ucx's, of
-// the row medians (the range between the quartiles), at most this.
+// The hash target (policy=hash): reverse search at 32768 on both queues, hash's time / ucx's,
+// of the row medians (the range between the quartiles), at most this.
 const double kHashReverseBound = 1.0;
 
 } // namespace

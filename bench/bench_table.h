@@ -79,8 +79,8 @@ class TableReporter : public benchmark::ConsoleReporter
     void print_compact(std::ostream &os) const;
     void print_targets(std::ostream &os, const std::vector<std::string> &lines) const;
     std::vector<std::string> targets() const;
-    std::string lean_target() const; // issue 11's, "" when its rows were not run
-    std::string hash_target() const; // issue 12's, "" when its rows were not run
+    std::string lean_target() const; // "lean: ...", "" when its rows were not run
+    std::string hash_target() const; // "hash: ...", "" when its rows were not run
     void line(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 };
 

@@ -1,5 +1,5 @@
-// report_cluster.cc -- the cluster section of the report (issue 13): policy=cluster, the
-// sources grouped by a profile's counts with a queue per group (thesis chapter 3).
+// report_cluster.cc -- the cluster section of the report: policy=cluster, the sources
+// grouped by a profile's counts with a queue per group (thesis chapter 3).
 //
 // Every cluster engine reads a profile recorded from the same workload just before (an
 // untimed replay with profile.record=on: profile one replay, measure the next), as
@@ -56,23 +56,15 @@ const ClusterSpec kSpecs[] = {
      false},
 };
 
-const Workload kGathers[] = {
-    {"gather P=2048 m=10 rr x5", "gather P=2048 m=10 order=rr iters=5"},
-    {"gather P=2048 m=10 random x5", "gather P=2048 m=10 order=random iters=5"},
-};
-
-const char *const kStorages[] = {"ll", "lla", "llv"};
-
 const double kGatherTarget = 0.5, kOb1Aim = 1.5, kSparseTarget = 1.05, kMemoryTarget = 1.0;
 
-// The engines of specs (memory: only those marked for part (c)).
-std::vector<Engine> engines(const ClusterSpec *specs, size_t n, bool memory,
-                            std::vector<std::string> &notes)
+// The engines of kSpecs (memory: only those marked for part (c)).
+std::vector<Engine> engines(bool memory, std::vector<std::string> &notes)
 {
     std::vector<SectionSpec> keep;
-    for (size_t i = 0; i < n; i++)
-        if (!memory || specs[i].memory)
-            keep.push_back({specs[i].label, specs[i].spec, specs[i].profiled});
+    for (const ClusterSpec &s : kSpecs)
+        if (!memory || s.memory)
+            keep.push_back({s.label, s.spec, s.profiled});
     return section_engines("cluster", keep, notes);
 }
 
@@ -104,12 +96,8 @@ void print_gather(FILE *f, const Report &rep, bool legend)
                 "/ ob1", "inspected", "queues", "KiB");
         for (size_t i = 0; i < en.size(); i++) {
             const Cell &c = row.cells[i];
-            std::string bad = cell_problem(c);
-            if (!bad.empty()) {
-                fprintf(f, "  %-17s %8s  %s\n", en[i].label.c_str(), bad.c_str(),
-                        c.error.c_str());
+            if (print_no_figure(f, 17, en[i].label, c))
                 continue;
-            }
             std::string q = c.has_end ? fmt("%llu", (unsigned long long)c.end.queues)
                                       : fmt("%llu", (unsigned long long)c.m.queues_peak);
             fprintf(f, "  %-17s %8.1f %s %s %9.1f %6s %7.0f\n", en[i].label.c_str(),
@@ -121,8 +109,38 @@ void print_gather(FILE *f, const Report &rep, bool legend)
     }
 }
 
-void print_sparse(FILE *f, const Report &rep, bool legend)
+} // namespace
+
+Section run_cluster_section(const Options &o)
 {
+    Section s;
+    Options og = o, os = o, om = o;
+    og.reps = o.reps_given ? o.reps : 7;
+    og.fresh = true;
+    os.reps = sparse_reps(o); // judged against 1.05: more repetitions, as the pnp section's
+    om.reps = 0;              // memory: the untimed pass alone
+    section_line(o, fmt("== cluster section: hot-spot gather (%d repetitions)", og.reps));
+    s.a.reset(new Report(og, engines(false, s.notes)));
+    run_rows(*s.a, pnp_gather_workloads(), o);
+
+    section_line(o, fmt("== cluster section: sparse neighbours and short queues (%d "
+                        "repetitions)",
+                        os.reps));
+    s.b.reset(new Report(os, versus_single_engines("cluster", "cluster", true, s.notes)));
+    run_rows(*s.b, pnp_sparse_workloads(), o);
+
+    section_line(o, "== cluster section: memory at the peak");
+    s.c.reset(new Report(om, engines(true, s.notes)));
+    run_rows(*s.c, pnp_memory_workloads(o), o);
+    return s;
+}
+
+void print_cluster_section(FILE *f, const Section &s, bool legend)
+{
+    if (legend)
+        fprintf(f, "\n== cluster: a queue per cluster of sources\n");
+    print_gather(f, *s.a, legend);
+
     if (legend)
         fprintf(
             f,
@@ -131,33 +149,11 @@ void print_sparse(FILE *f, const Report &rep, bool legend)
             "same storage.  single: its median ns\nper operation; cluster/single: their "
             "times within each of %d repetitions, median ±half the\ninterquartile range "
             "(target: at most %.2f); queues: cluster+llv's vmatch_stats after one replay.\n\n",
-            rep.options().reps, kSparseTarget);
+            s.b->options().reps, kSparseTarget);
     else
         fprintf(f, "\ncluster (b): cluster / single over the same storage, median ±half IQR\n");
-    fprintf(f, "  %-27s %6s %6s", "workload", "max q", "queues");
-    for (const char *st : kStorages)
-        fprintf(f, " %9s %13s", fmt("%s ns", st).c_str(), "cluster/single");
-    fprintf(f, "\n");
-    for (const Row &row : rep.rows()) {
-        size_t cl = find_engine(rep, "cluster+llv");
-        std::string q = cl < row.cells.size() && row.cells[cl].has_end
-                            ? fmt("%llu", (unsigned long long)row.cells[cl].end.queues)
-                            : "-";
-        fprintf(f, "  %-27s %6llu %6s", row.name.c_str(),
-                (unsigned long long)row.ref.max_pending, q.c_str());
-        for (const char *st : kStorages) {
-            size_t a = find_engine(rep, std::string("single+") + st);
-            size_t b = find_engine(rep, std::string("cluster+") + st);
-            double sn = a < row.cells.size() ? median_ns(row.cells[a]) : NAN;
-            fprintf(f, " %9.1f %14s", sn, pad(time_ratio(row, b, a), 14).c_str());
-        }
-        fprintf(f, "\n");
-    }
-}
+    print_versus_single(f, *s.b, "cluster", "queues", &vmatch_stats_t::queues);
 
-void print_memory(FILE *f, const Report &rep, bool legend)
-{
-    const std::vector<Engine> &en = rep.engines();
     if (legend)
         fprintf(f, "\ncluster (c): memory at the peak of a gather whose every peer has m = 4 "
                    "receives pending\n(the pnp section's rows).  bytes: vmatch_stats bytes "
@@ -165,116 +161,27 @@ void print_memory(FILE *f, const Report &rep, bool legend)
                    "vmatch_stats queues.\n\n");
     else
         fprintf(f, "\ncluster (c): memory at the peak, every peer with 4 receives pending\n");
-    fprintf(f, "  %-15s %-17s %8s %11s %7s %8s %7s\n", "workload", "engine", "entries", "bytes",
-            "x ob1", "B/entry", "queues");
-    size_t ob1 = find_engine(rep, "ob1");
-    for (const Row &row : rep.rows()) {
-        double ob1_bytes =
-            ob1 < en.size() && row.cells[ob1].ok ? (double)row.cells[ob1].m.bytes_peak : NAN;
-        for (size_t i = 0; i < en.size(); i++) {
-            const Cell &c = row.cells[i];
-            std::string bad = cell_problem(c);
-            if (!bad.empty()) {
-                fprintf(f, "  %-15s %-17s %s %s\n", row.name.c_str(), en[i].label.c_str(),
-                        bad.c_str(), c.error.c_str());
-                continue;
-            }
-            fprintf(f, "  %-15s %-17s %8llu %11llu %7.2f %8.1f %7llu\n", row.name.c_str(),
-                    en[i].label.c_str(), (unsigned long long)c.m.max_pending,
-                    (unsigned long long)c.m.bytes_peak, (double)c.m.bytes_peak / ob1_bytes,
-                    bytes_per_entry(c), (unsigned long long)c.m.queues_peak);
-        }
-    }
+    print_memory(f, *s.c, false);
+    print_notes(f, s.notes);
 }
 
-} // namespace
-
-ClusterSection run_cluster_section(const Options &o)
-{
-    ClusterSection s;
-    Options og = o, os = o, om = o;
-    int base = o.reps_given ? o.reps : o.full ? 9 : 5;
-    og.reps = o.reps_given ? o.reps : 7;
-    og.fresh = true;
-    os.reps = 3 * base; // judged against 1.05: more repetitions, as the pnp section's
-    om.reps = 0;        // memory: the untimed pass alone
-    section_line(o, fmt("== cluster section: hot-spot gather (%d repetitions)", og.reps));
-    s.gather.reset(
-        new Report(og, engines(kSpecs, sizeof kSpecs / sizeof *kSpecs, false, s.notes)));
-    run_rows(*s.gather, std::vector<Workload>(kGathers, kGathers + 2), o);
-
-    section_line(o, fmt("== cluster section: sparse neighbours and short queues (%d "
-                        "repetitions)",
-                        os.reps));
-    std::vector<std::string> names; // keeps the strings ClusterSpec points into
-    for (const char *st : kStorages) {
-        names.push_back(std::string("single+") + st);
-        names.push_back(std::string("policy=single storage=") + st);
-        names.push_back(std::string("cluster+") + st);
-        names.push_back(std::string("policy=cluster storage=") + st);
-    }
-    std::vector<ClusterSpec> sp;
-    for (size_t i = 0; i < names.size(); i += 2)
-        sp.push_back({names[i].c_str(), names[i + 1].c_str(), i % 4 == 2, false});
-    s.sparse.reset(new Report(os, engines(sp.data(), sp.size(), false, s.notes)));
-    run_rows(*s.sparse, pnp_sparse_workloads(), o);
-
-    section_line(o, "== cluster section: memory at the peak");
-    s.memory.reset(
-        new Report(om, engines(kSpecs, sizeof kSpecs / sizeof *kSpecs, true, s.notes)));
-    run_rows(*s.memory, pnp_memory_workloads(o), o);
-    return s;
-}
-
-void print_cluster_section(FILE *f, const ClusterSection &s, bool legend)
-{
-    if (legend)
-        fprintf(f, "\n== cluster: a queue per cluster of sources (issue 13)\n");
-    print_gather(f, *s.gather, legend);
-    print_sparse(f, *s.sparse, legend);
-    print_memory(f, *s.memory, legend);
-    for (const std::string &n : s.notes)
-        fprintf(f, "note: %s\n", n.c_str());
-}
-
-std::vector<Target> cluster_targets(const ClusterSection &s)
+std::vector<Target> cluster_targets(const Section &s)
 {
     std::vector<Target> out;
-    const Report &g = *s.gather;
+    const Report &g = *s.a;
     size_t c = find_engine(g, kClusterLabel), sl = find_engine(g, "single+llv"),
            ob1 = find_engine(g, "ob1");
     for (const Row &row : g.rows()) {
-        double m = NAN;
-        Target t;
-        t.what =
-            "cluster: " + row.name + fmt(": cluster+llv / single+llv <= %.2f", kGatherTarget);
-        t.figure = time_ratio(row, c, sl, &m);
-        t.verdict = std::isnan(m) ? "no figure" : m <= kGatherTarget ? "met" : "missed";
-        out.push_back(t);
-        Target a;
-        m = NAN;
-        a.what = "cluster: " + row.name + fmt(": cluster+llv / ob1 <= %.2f (aim)", kOb1Aim);
-        a.figure = time_ratio(row, c, ob1, &m);
-        a.verdict = std::isnan(m) ? "no figure" : m <= kOb1Aim ? "met" : "missed";
-        out.push_back(a);
+        out.push_back(ratio_at_most(
+            "cluster: " + row.name + fmt(": cluster+llv / single+llv <= %.2f", kGatherTarget),
+            row, c, sl, kGatherTarget));
+        out.push_back(ratio_at_most("cluster: " + row.name +
+                                        fmt(": cluster+llv / ob1 <= %.2f (aim)", kOb1Aim),
+                                    row, c, ob1, kOb1Aim));
     }
-    const Report &sp = *s.sparse;
-    for (const Row &row : sp.rows()) {
-        Target t;
-        t.what = "cluster: " + row.name + fmt(": cluster/single <= %.2f", kSparseTarget);
-        bool missed = false, missing = false;
-        for (const char *st : kStorages) {
-            double m = NAN;
-            std::string r = time_ratio(row, find_engine(sp, std::string("cluster+") + st),
-                                       find_engine(sp, std::string("single+") + st), &m);
-            t.figure += (t.figure.empty() ? "" : ", ") + std::string(st) + " " + r;
-            missed = missed || m > kSparseTarget;
-            missing = missing || std::isnan(m);
-        }
-        t.verdict = missed ? "missed" : missing ? "no figure" : "met";
-        out.push_back(t);
-    }
-    const Report &mr = *s.memory;
+    std::vector<Target> sp = versus_single_targets(*s.b, "cluster", "cluster: ", kSparseTarget);
+    out.insert(out.end(), sp.begin(), sp.end());
+    const Report &mr = *s.c;
     size_t mc = find_engine(mr, kClusterLabel), mo = find_engine(mr, "ob1");
     for (const Row &row : mr.rows()) {
         if (row.name.find("4096") == std::string::npos)
@@ -301,12 +208,9 @@ std::vector<Target> cluster_targets(const ClusterSection &s)
 void list_cluster_workloads(FILE *f, const Options &o)
 {
     fprintf(f, "cluster section:\n");
-    for (const Workload &w : kGathers)
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
-    for (const Workload &w : pnp_sparse_workloads())
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
-    for (const Workload &w : pnp_memory_workloads(o))
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    list_workloads(f, pnp_gather_workloads());
+    list_workloads(f, pnp_sparse_workloads());
+    list_workloads(f, pnp_memory_workloads(o));
 }
 
 } // namespace vmr

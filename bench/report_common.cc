@@ -213,12 +213,7 @@ bool vec_ratio(const std::vector<double> &a, const std::vector<double> &b, doubl
     for (size_t k = 0; k < a.size() && k < b.size(); k++)
         if (!std::isnan(a[k]) && !std::isnan(b[k]) && b[k] > 0)
             r.push_back(a[k] / b[k]);
-    if (r.empty())
-        return false;
-    med = median(r);
-    q1 = quantile(r, 0.25);
-    q3 = quantile(r, 0.75);
-    return true;
+    return vmb::quartiles(r, med, q1, q3);
 }
 
 // ---- the closing summary ----
@@ -230,6 +225,21 @@ void print_targets(FILE *f, const std::vector<Target> &t)
             fprintf(f, "%s %s (%s)\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
         else
             fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
+}
+
+std::string verdict(bool missed, bool missing)
+{
+    return missed ? "missed" : missing ? "no figure" : "met";
+}
+
+Target ratio_at_most(const std::string &what, const Row &row, size_t a, size_t b, double bound)
+{
+    double m = NAN;
+    Target t;
+    t.what = what;
+    t.figure = time_ratio(row, a, b, &m);
+    t.verdict = verdict(m > bound, std::isnan(m));
+    return t;
 }
 
 std::vector<Engine> section_engines(const char *section, const std::vector<SectionSpec> &specs,

@@ -32,7 +32,7 @@ struct Workload {
 // The baseline every ratio of the workload table is taken against.
 constexpr const char *kYardstick = "mpich";
 
-// Issue 12's engine: hashed vector queues.  Each section runs it when this build has it.
+// The hashed vector queues (policy=hash).  Each section runs them when this build has them.
 constexpr const char *kHashLabel = "hash";
 constexpr const char *kHashSpec = "policy=hash storage=llv";
 
@@ -222,5 +222,12 @@ struct Target {
 };
 
 void print_targets(FILE *f, const std::vector<Target> &t);
+
+// "missed" when a figure misses the target, else "no figure" when one is missing, else "met".
+std::string verdict(bool missed, bool missing);
+
+// what, met when the median of a's time over b's within each repetition of row (time_ratio,
+// the figure) is at most bound.
+Target ratio_at_most(const std::string &what, const Row &row, size_t a, size_t b, double bound);
 
 } // namespace vmr

@@ -1,5 +1,5 @@
-// report_hash.cc -- the targets of issue 12 (policy=hash, hashed vector queues) that the
-// report judges, one line each with the prefix "hash:", on figures the same run measured:
+// report_hash.cc -- the hash targets (policy=hash, hashed vector queues) that the report
+// judges, one line each with the prefix "hash:", on figures the same run measured:
 // the workload table (hash against the fastest baseline of each workload, the geometric
 // mean over the table, and ucx on the workloads with wildcard receives), the pnp section
 // (the repeated gather at P = 2048 against ob1; the bytes at the peak of the gather with
@@ -25,11 +25,6 @@ const double kGatherBound = 1.0;   // hash / ob1 on the pnp gathers
 const double kGrowthBound = 1.2;   // tag-perf growth per doubling (strictly below)
 const double kBytesBound = 1.5;    // bytes at the peak / ucx's, N = 4096 peers x 4 receives
 const char *const kMemoryRow = "memory N=4096";
-
-std::string verdict(bool missed, bool missing)
-{
-    return missed ? "missed" : missing ? "no figure" : "met";
-}
 
 // Why hash was not created here ("" when it was): for the figures of "not measured" lines.
 std::string hash_missing()
@@ -79,6 +74,8 @@ Target every_workload(const Report &rep, size_t h)
     t.what = fmt("hash: every workload of the report: hash time / the fastest baseline's "
                  "(ucx, ob1, mpich, fuzzy) <= %.1f",
                  kWorkloadBound);
+    if (!hash_missing().empty())
+        return not_measured(t.what);
     size_t n = 0, meet = 0;
     double worst = NAN, best = NAN;
     std::string worst_t, best_t, without;
@@ -122,6 +119,8 @@ Target geometric_mean(const Report &rep, size_t h)
     t.what = fmt("hash: geometric mean over the report: hash / the fastest baseline's "
                  "geometric mean <= %.1f",
                  kGeoBound);
+    if (!hash_missing().empty())
+        return not_measured(t.what);
     const std::vector<Engine> &en = rep.engines();
     // The workloads where hash and every baseline have a figure.
     std::vector<const Row *> rows;
@@ -186,7 +185,8 @@ Target wildcard_rows(const Report &rep, size_t h)
             continue;
         names += (names.empty() ? "" : ", ") + row.name;
         double m, sp;
-        bool has = u != (size_t)-1 && rep_speedup(row.cells[h], row.cells[u], m, sp);
+        bool has = h != (size_t)-1 && u != (size_t)-1 &&
+                   rep_speedup(row.cells[h], row.cells[u], m, sp);
         fig += (fig.empty() ? "" : ", ") + row.name + " " + (has ? ratio_fig(m, sp) : "-");
         missed = missed || (has && m > kWildBound);
         missing = missing || !has;
@@ -196,6 +196,8 @@ Target wildcard_rows(const Report &rep, size_t h)
     t.what = fmt("hash: master/worker and wildcard rows (the workloads with wildcard "
                  "receives: %s): hash time / ucx <= %.2f",
                  names.c_str(), kWildBound);
+    if (!hash_missing().empty())
+        return not_measured(t.what);
     t.figure = fig;
     t.verdict = verdict(missed, missing);
     return t;
@@ -206,6 +208,8 @@ Target pnp_gather(const Report &rep)
 {
     Target t;
     t.what = fmt("hash: pnp gather P=2048 m=10 iters=5: hash time / ob1 <= %.1f", kGatherBound);
+    if (!hash_missing().empty())
+        return not_measured(t.what);
     size_t h = find_engine(rep, kHashLabel), ob1 = find_engine(rep, "ob1");
     bool missed = false, missing = false;
     for (const Row &row : rep.rows()) {
@@ -233,6 +237,8 @@ Target memory_row(const Report &rep)
     t.what = fmt("hash: memory, every peer of N = 4096 with 4 receives pending: bytes at the "
                  "peak hash / ucx <= %.1f",
                  kBytesBound);
+    if (!hash_missing().empty())
+        return not_measured(t.what);
     size_t h = find_engine(rep, kHashLabel), u = find_engine(rep, "ucx");
     for (const Row &row : rep.rows()) {
         if (row.name != kMemoryRow)
@@ -262,6 +268,8 @@ Target tagperf_growth_target(const TagPerf &tp)
     t.what = fmt("hash: tag-perf (after test_ucp_tag_perf), mean growth of the time per "
                  "doubling of n, n >= 16, expected and unexpected: hash < %.1f",
                  kGrowthBound);
+    if (!hash_missing().empty())
+        return not_measured(t.what);
     size_t h = tagperf_engine(tp, kHashLabel), u = tagperf_engine(tp, "ucx");
     bool missed = false, missing = false;
     std::string ucx;
@@ -303,26 +311,17 @@ std::string hash_left_out_note()
     return note;
 }
 
-std::vector<Target> hash_targets(const Report *rep, const PnpSection *pnp, const TagPerf *tp)
+std::vector<Target> hash_targets(const Report *rep, const Section *pnp, const TagPerf *tp)
 {
+    // A build without policy=hash gets each target as "not measured", with the reason.
     std::vector<Target> out;
-    bool here = hash_missing().empty();
     bool table = false;
     if (rep)
         for (const Row &row : rep->rows())
             table |= !row.sweep;
     if (table) {
         size_t h = find_engine(*rep, kHashLabel);
-        if (!here) {
-            out.push_back(not_measured(fmt("hash: every workload of the report: hash time / "
-                                           "the fastest baseline's <= %.1f",
-                                           kWorkloadBound)));
-            out.push_back(not_measured(fmt("hash: geometric mean over the report: hash / the "
-                                           "fastest baseline's <= %.1f",
-                                           kGeoBound)));
-            out.push_back(not_measured(fmt(
-                "hash: master/worker and wildcard rows: hash time / ucx <= %.2f", kWildBound)));
-        } else if (h == (size_t)-1) {
+        if (hash_missing().empty() && h == (size_t)-1) {
             out.push_back({"hash: the workload table", "hash not among its engines (--engines)",
                            "no figure"});
         } else {
@@ -331,21 +330,12 @@ std::vector<Target> hash_targets(const Report *rep, const PnpSection *pnp, const
             add(out, wildcard_rows(*rep, h));
         }
     }
-    if (pnp && pnp->gather && !pnp->gather->rows().empty())
-        add(out, here ? pnp_gather(*pnp->gather)
-                      : not_measured(fmt("hash: pnp gather P=2048 m=10 iters=5: hash time / "
-                                         "ob1 <= %.1f",
-                                         kGatherBound)));
+    if (pnp && pnp->a && !pnp->a->rows().empty())
+        add(out, pnp_gather(*pnp->a));
     if (tp && tp->ran)
-        add(out, here ? tagperf_growth_target(*tp)
-                      : not_measured(fmt("hash: tag-perf, mean growth of the time per doubling "
-                                         "of n, n >= 16: hash < %.1f",
-                                         kGrowthBound)));
-    if (pnp && pnp->memory && !pnp->memory->rows().empty())
-        add(out, here ? memory_row(*pnp->memory)
-                      : not_measured(fmt("hash: memory, every peer of N = 4096 with 4 "
-                                         "receives pending: bytes hash / ucx <= %.1f",
-                                         kBytesBound)));
+        add(out, tagperf_growth_target(*tp));
+    if (pnp && pnp->c && !pnp->c->rows().empty())
+        add(out, memory_row(*pnp->c));
     return out;
 }
 

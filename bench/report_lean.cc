@@ -1,11 +1,12 @@
-// report_lean.cc -- the targets of issue 11 ("lean calls and small queues") that the report
-// judges on figures it has already measured in the same run: the workload table (the
-// collectives whose queues hold one or two entries, default engine against mpich and ucx;
-// bytes per queued entry, llv against ll; the bytes of the default engine with nothing
-// queued, freshly created and drained after each workload) and part (a) of the pnp section
-// (pnp with c = 46 against single+llv in time and against ob1 in bytes).  Its other targets
-// are judged by vmatch_bench (forward search against the fastest baseline) and by
-// scripts/bench (llv against the code before issue 11).
+// report_lean.cc -- the lean targets (small queues and lean calls: what vmatch costs where
+// queues stay short) that the report judges, one line each with the prefix "lean:", on
+// figures it has already measured in the same run: the workload table (the collectives whose
+// queues hold one or two entries, default engine against mpich and ucx; bytes per queued
+// entry, llv against ll; the bytes of the default engine with nothing queued, freshly
+// created and drained after each workload) and part (a) of the pnp section (pnp with c = 46
+// against single+llv in time and against ob1 in bytes).  Its other targets are judged by
+// vmatch_bench (forward search against the fastest baseline) and by scripts/bench (llv
+// against the code before issue 11).
 #include "report_sections.h"
 
 #include <algorithm>
@@ -26,11 +27,6 @@ const double kPnpTimeBound = 0.5;  // pnp c=46 / single+llv, time per operation
 const double kPnpBytesBound = 1.5; // pnp c=46 / ob1, bytes at the peak
 // policy=pnp pnp.cap=46 over llv (pnp.threshold at its default, 100): the spec of the issue.
 const char *const kPnpLabel = "pnp t=100 c=46";
-
-std::string verdict(bool missed, bool missing)
-{
-    return missed ? "missed" : missing ? "no figure" : "met";
-}
 
 // The column of the default engine: the one whose resolved spec is vmatch_create("")'s
 // (collect_engines shows an engine once, under its first label).
@@ -175,9 +171,8 @@ Target empty_bytes(const Report &rep, size_t d)
 
 // Part (a) of the pnp section, every gather: pnp c=46's time / single+llv's (median of the
 // ratio within each repetition, ±half its interquartile range) and bytes at the peak / ob1's.
-std::vector<Target> pnp_gather(const PnpSection &s)
+std::vector<Target> pnp_gather(const Report &rep)
 {
-    const Report &rep = *s.gather;
     size_t p = find_engine(rep, kPnpLabel), sl = find_engine(rep, "single+llv"),
            ob1 = find_engine(rep, "ob1");
     Target time, bytes;
@@ -216,7 +211,7 @@ std::vector<Target> pnp_gather(const PnpSection &s)
 
 } // namespace
 
-std::vector<Target> lean_targets(const Report *rep, const PnpSection *pnp)
+std::vector<Target> lean_targets(const Report *rep, const Section *pnp)
 {
     std::vector<Target> out;
     if (rep && !rep->rows().empty()) {
@@ -226,8 +221,8 @@ std::vector<Target> lean_targets(const Report *rep, const PnpSection *pnp)
         bytes_per_entry_target(out, *rep);
         out.push_back(empty_bytes(*rep, d));
     }
-    if (pnp && pnp->gather && !pnp->gather->rows().empty()) {
-        std::vector<Target> g = pnp_gather(*pnp);
+    if (pnp && pnp->a && !pnp->a->rows().empty()) {
+        std::vector<Target> g = pnp_gather(*pnp->a);
         out.insert(out.end(), g.begin(), g.end());
     }
     return out;

@@ -11,6 +11,12 @@ namespace vmr
 namespace
 {
 
+// Whether the targets judge en: a pnp setting over llv.
+bool pnp_judged(const Engine &en)
+{
+    return en.spec.rfind("policy=pnp storage=llv ", 0) == 0;
+}
+
 // "t=100 c=46 move=on": the pnp keys of a resolved spec.
 std::string pnp_setting(const std::string &resolved)
 {
@@ -71,16 +77,15 @@ void gather_legend(FILE *f, const Report &rep, const std::string &yard_note)
         "replay (the untimed one);\n  KiB: bytes held at the peak.  t = pnp.threshold, "
         "c = pnp.cap, pnp.move on unless the\n  label says move=off (the thesis's "
         "levels); static: policy=pnp-static with a profile\n  recorded from the same "
-        "workload.\n  hash: policy=hash over llv (issue 12; judged against ob1).  The targets "
-        "(pnp+llv >= 28x\n  faster than mpich and faster than single+llv; hash <= ob1) "
-        "are judged in the summary at\n  the end.\n");
+        "workload.\n  hash: policy=hash over llv (judged against ob1).  The targets (pnp+llv "
+        ">= 28x faster\n  than mpich and faster than single+llv; hash <= ob1) are judged in "
+        "the summary at the\n  end.\n");
 }
 
 } // namespace
 
-void print_pnp_gather(FILE *f, const PnpSection &s, bool legend)
+void print_pnp_gather(FILE *f, const Report &rep, bool legend)
 {
-    const Report &rep = *s.gather;
     const std::vector<Engine> &en = rep.engines();
     const Options &o = rep.options();
     size_t y = rep.yard(), sl = find_engine(rep, "single+llv");
@@ -121,12 +126,8 @@ void print_pnp_gather(FILE *f, const PnpSection &s, bool legend)
             const Cell &c = row.cells[i];
             if (en[i].first_iter && !row.iter_ops && i != y)
                 continue; // a first-iteration column on a workload that does not repeat
-            std::string bad = cell_problem(c);
-            if (!bad.empty()) {
-                fprintf(f, "  %-23s %8s  %s\n", en[i].label.c_str(), bad.c_str(),
-                        c.error.c_str());
+            if (print_no_figure(f, 23, en[i].label, c))
                 continue;
-            }
             double ns = median_ns(c);
             std::string xm = i == y          ? "1"
                              : y < en.size() ? ratio_text(row.cells[y], c, "x")
@@ -164,16 +165,15 @@ void print_pnp_gather(FILE *f, const PnpSection &s, bool legend)
 // The target: pnp+llv >= 28x faster than mpich and faster than single+llv, per operation
 // over the whole workload; each (t, c, move) setting is judged on each gather, and last,
 // whether some setting meets it on every gather.
-std::vector<Target> pnp_gather_targets(const PnpSection &s)
+std::vector<Target> pnp_gather_targets(const Report &rep)
 {
-    const Report &rep = *s.gather;
     const std::vector<Engine> &en = rep.engines();
     size_t y = rep.yard(), sl = find_engine(rep, "single+llv");
     std::vector<Target> out;
     std::vector<bool> met_all(en.size(), true), noisy(en.size(), false);
     for (const Row &row : rep.rows())
         for (size_t i = 0; i < en.size(); i++) {
-            if (s.gather_roles[i] != kRolePnpLlv)
+            if (!pnp_judged(en[i]))
                 continue;
             Target t;
             t.what = "pnp (a) " + row.name + ", " + pnp_setting(en[i].resolved) +
@@ -209,7 +209,7 @@ std::vector<Target> pnp_gather_targets(const PnpSection &s)
         Target all;
         all.what = "pnp (a) a pnp+llv setting meets both on every gather above";
         for (size_t i = 0; i < en.size(); i++)
-            if (s.gather_roles[i] == kRolePnpLlv && met_all[i])
+            if (pnp_judged(en[i]) && met_all[i])
                 all.figure += (all.figure.empty() ? "" : ", ") + pnp_setting(en[i].resolved) +
                               (noisy[i] ? " (noise on some rows)" : "");
         all.verdict = all.figure.empty() ? "missed" : "met";

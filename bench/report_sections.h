@@ -1,9 +1,10 @@
 // report_sections.h -- the sections of vmatch_report's output, as main runs them: the
 // workload table (report_workloads.cc), the pnp section (report_pnp.cc, its gather part in
-// report_pnp_gather.cc), the tag-perf section (report_tagperf.cc), the targets of issues 11
-// (report_lean.cc) and 12 (report_hash.cc), the cluster and unified sections
-// (report_cluster.cc, report_unified.cc) and the files of the report folder
-// (report_files.cc).
+// report_pnp_gather.cc), the tag-perf section (report_tagperf.cc), the cluster and unified
+// sections (report_cluster.cc, report_unified.cc), what the three sections in parts share
+// (report_parts.cc), the lean targets (small queues and lean calls, report_lean.cc) and the
+// hash targets (policy=hash, report_hash.cc) judged on the others' figures, and the files of
+// the report folder (report_files.cc).
 #pragma once
 
 #include "report_common.h"
@@ -33,71 +34,86 @@ void print_engines(FILE *f, const std::vector<Engine> &en, const char *heading);
 // engines, else a title line per table.
 void print_tables(FILE *f, const Report &rep, bool legend);
 
-// ---- the pnp section ----
+// ---- the sections in three parts: pnp, cluster, unified ----
 
-// What a pnp-section engine is for, in the verdicts.
-enum PnpRole { kRoleOther, kRoleSingleLlv, kRolePnpLlv };
-
-struct PnpSection {
-    std::unique_ptr<Report> gather, sparse, memory;
-    std::vector<PnpRole> gather_roles;
-    std::vector<std::string> notes;
+// A section whose tables are its parts (a), (b) and (c), each a Report of its own engines and
+// rows: in the pnp and cluster sections the hot-spot gather, sparse and short-queue rows and
+// the memory at the peak; in the unified section collectives, point-to-point traffic mixed
+// with collectives and the memory at the peak.  A section not run has no parts.
+struct Section {
+    std::unique_ptr<Report> a, b, c;
+    std::vector<std::string> notes; // the engines left out, and why
+    std::vector<const Report *> parts() const { return {a.get(), b.get(), c.get()}; }
 };
 
-// Runs the three parts, a line on stdout as each starts.
-PnpSection run_pnp_section(const Options &o);
-
-// The section's tables (legend: with their explanations, the engines and the notes).
-void print_pnp_section(FILE *f, const PnpSection &s, bool legend);
-
-// The gather part's table, and its targets: pnp+llv >= 28x mpich and faster than single+llv.
-void print_pnp_gather(FILE *f, const PnpSection &s, bool legend);
-std::vector<Target> pnp_gather_targets(const PnpSection &s);
-
-// Every target the section judges, in the order of its tables.
-std::vector<Target> pnp_targets(const PnpSection &s);
-
-// The section's workloads, for --list.
+// Each section: runs its three parts, a line on stdout as each starts; prints its tables
+// (legend: with their explanations, and the notes); gives the targets it judges, in the
+// order of its tables; lists its workloads (--list).
+Section run_pnp_section(const Options &o);
+void print_pnp_section(FILE *f, const Section &s, bool legend);
+std::vector<Target> pnp_targets(const Section &s);
 void list_pnp_workloads(FILE *f, const Options &o);
-// The rows of part (b) and of part (c) (with --full's), which the cluster section runs too.
+
+Section run_cluster_section(const Options &o);
+void print_cluster_section(FILE *f, const Section &s, bool legend);
+std::vector<Target> cluster_targets(const Section &s); // "cluster: ..." lines
+void list_cluster_workloads(FILE *f, const Options &o);
+
+Section run_unified_section(const Options &o);
+void print_unified_section(FILE *f, const Section &s, bool legend);
+std::vector<Target> unified_targets(const Section &s); // "unified: ..." lines
+void list_unified_workloads(FILE *f, const Options &o);
+
+// The pnp section's part (a) (report_pnp_gather.cc): the table, and its targets, pnp+llv
+// >= 28x mpich and faster than single+llv, judged on every pnp setting over llv.
+void print_pnp_gather(FILE *f, const Report &gather, bool legend);
+std::vector<Target> pnp_gather_targets(const Report &gather);
+
+// The pnp section's rows, which the cluster and unified sections run too: the repeated
+// hot-spot gathers of part (a) (not --full's one-shot ones), the rows of part (b) and those
+// of part (c) (with --full's).
+std::vector<Workload> pnp_gather_workloads();
 std::vector<Workload> pnp_sparse_workloads();
 std::vector<Workload> pnp_memory_workloads(const Options &o);
 
-// ---- the cluster section (issue 13), report_cluster.cc ----
+// ---- what the sections in parts share (report_parts.cc) ----
 
-struct ClusterSection {
-    std::unique_ptr<Report> gather, sparse, memory;
-    std::vector<std::string> notes;
-};
+// The repetitions of part (b) of the pnp and cluster sections, whose ratios are judged
+// against 1.05: three times 5 (--full 9, or --reps).
+int sparse_reps(const Options &o);
 
-// Runs the three parts, a line on stdout as each starts.
-ClusterSection run_cluster_section(const Options &o);
-// The section's tables (legend: with their explanations).
-void print_cluster_section(FILE *f, const ClusterSection &s, bool legend);
-// Its targets ("cluster: ..." lines).
-std::vector<Target> cluster_targets(const ClusterSection &s);
-void list_cluster_workloads(FILE *f, const Options &o);
+// Part (b) of the pnp and cluster sections sets POLICY against single over each storage
+// (ll, lla, llv), the engines labelled "single+ST" and "POLICY+ST" (profiled: POLICY reads
+// a profile recorded from the same workload).
+std::vector<Engine> versus_single_engines(const char *section, const char *policy,
+                                          bool profiled, std::vector<std::string> &notes);
+// Its table: per row the most entries queued, POLICY+llv's vmatch_stats field stat (headed
+// stat_name) after one replay, then per storage single's median ns per operation and
+// POLICY / single within each repetition (median ±half the interquartile range).
+void print_versus_single(FILE *f, const Report &rep, const char *policy, const char *stat_name,
+                         uint64_t vmatch_stats_t::*stat);
+// Its targets: on each row, POLICY / single at most bound over every storage, "PREFIX ROW:
+// POLICY/single <= BOUND".
+std::vector<Target> versus_single_targets(const Report &rep, const char *policy,
+                                          const std::string &prefix, double bound);
 
-// ---- the unified section (issue 14), report_unified.cc ----
+// Part (c)'s table: per row and engine the entries, bytes at the peak, bytes / ob1's,
+// bytes per entry and queues; pnp_stats: also bytes per queue, partners and levels.
+void print_memory(FILE *f, const Report &rep, bool pnp_stats);
 
-struct UnifiedSection {
-    std::unique_ptr<Report> coll, mixed, memory;
-    std::vector<std::string> notes;
-};
+// An engine's line for a cell without a figure, "  LABEL  WRONG|error  ERROR" with the label
+// in w columns; false (nothing printed) when the cell has its figure.
+bool print_no_figure(FILE *f, int w, const std::string &label, const Cell &c);
+// "note: ..." per note, each text once (an engine left out of two parts says so once).
+void print_notes(FILE *f, const std::vector<std::string> &notes);
+// "  NAME  SPEC" per workload, for --list.
+void list_workloads(FILE *f, const std::vector<Workload> &w);
 
-// Runs the three parts, a line on stdout as each starts.
-UnifiedSection run_unified_section(const Options &o);
-// The section's tables (legend: with their explanations).
-void print_unified_section(FILE *f, const UnifiedSection &s, bool legend);
-// Its targets ("unified: ..." lines).
-std::vector<Target> unified_targets(const UnifiedSection &s);
-void list_unified_workloads(FILE *f, const Options &o);
+// ---- the lean targets: small queues and lean calls ----
 
-// ---- issue 11 ----
-
-// The targets of issue 11 judged on the workload table (rep) and on part (a) of the pnp
-// section (pnp); either may be null (not run).  report_lean.cc.
-std::vector<Target> lean_targets(const Report *rep, const PnpSection *pnp);
+// The targets judged on the workload table (rep) and on part (a) of the pnp section (pnp);
+// either may be null (not run).  report_lean.cc.
+std::vector<Target> lean_targets(const Report *rep, const Section *pnp);
 
 // ---- the tag-perf section ----
 
@@ -132,15 +148,15 @@ bool tagperf_growth(const TagPerf &t, size_t e, int side, double &med, double &q
                     bool ucx_style = false);
 size_t tagperf_engine(const TagPerf &t, const std::string &label);
 
-// ---- issue 12 ----
+// ---- the hash targets: policy=hash, hashed vector queues ----
 
 // "" when policy=hash (kHashSpec) can be created here, else the note "hash left out: WHY"
 // that each section prints.  report_hash.cc.
 std::string hash_left_out_note();
 
-// The targets of issue 12 judged on the workload table (rep), the pnp section's gather and
-// memory parts (pnp) and the tag-perf section (tp); any may be null (not run).
-std::vector<Target> hash_targets(const Report *rep, const PnpSection *pnp, const TagPerf *tp);
+// The targets judged on the workload table (rep), the pnp section's gather and memory parts
+// (pnp) and the tag-perf section (tp); any may be null (not run).
+std::vector<Target> hash_targets(const Report *rep, const Section *pnp, const TagPerf *tp);
 
 // ---- the report folder ----
 

@@ -343,12 +343,7 @@ bool tagperf_growth(const TagPerf &t, size_t e, int side, double &med, double &q
         if (ok && cnt)
             g.push_back(ucx_style ? sum / cnt : std::exp(sum / cnt));
     }
-    if (g.empty())
-        return false;
-    med = median(g);
-    q1 = quantile(g, 0.25);
-    q3 = quantile(g, 0.75);
-    return true;
+    return vmb::quartiles(g, med, q1, q3);
 }
 
 void print_tagperf(FILE *f, const TagPerf &t, bool legend)

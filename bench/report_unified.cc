@@ -1,5 +1,5 @@
-// report_unified.cc -- the unified section of the report (issue 14): policy=unified, each
-// collective class profiled in a shared queue, then given levels of queues by source rank,
+// report_unified.cc -- the unified section of the report: policy=unified, each collective
+// class profiled in a shared queue, then given levels of queues by source rank,
 // point-to-point traffic in its own structure (thesis chapter 5).
 //
 // Three parts, run like the workload report (reference check, untimed pass, interleaved
@@ -62,21 +62,29 @@ const std::vector<SectionSpec> kMemSpecs = {
 };
 
 const Workload kGatherRow = {"gather-linear P=2048 x20", "gather-linear P=2048 calls=20"};
-const Workload kShortRows[] = {
+const std::vector<Workload> kShortRows = {
     {"allreduce-rd P=64", "allreduce-rd P=64 calls=1000"},
     {"allreduce-ring P=64", "allreduce-ring P=64 calls=80"},
     {"allgather-bruck P=64", "allgather-bruck P=64 calls=1000"},
 };
-const Workload kMixRows[] = {
+const std::vector<Workload> kMixRows = {
     {"mixed", "mixed P=512 k=26 steps=200"},
     {"mixed P=1024 gather+alltoall", "mixed P=1024 k=26 steps=200 gather=10 alltoall=20"},
 };
-const Workload kCollMemRows[] = {
+const std::vector<Workload> kCollMemRows = {
     {"gather-linear P=1024", "gather-linear P=1024 calls=3"},
     {"gather-linear P=4096", "gather-linear P=4096 calls=3"},
 };
 
 const double kGatherTarget = 0.3, kShortTarget = 1.05, kMixTarget = 1.0, kMemTarget = 1.0;
+
+// Part (c)'s rows: the linear gathers, then the pnp section's memory rows.
+std::vector<Workload> memory_rows(const Options &o)
+{
+    std::vector<Workload> w = kCollMemRows, pnp = pnp_memory_workloads(o);
+    w.insert(w.end(), pnp.begin(), pnp.end());
+    return w;
+}
 
 // One table per row: every engine's ns/op, its time over ref's, entries inspected per
 // search, queues and KiB at the peak.
@@ -91,12 +99,8 @@ void print_part(FILE *f, const Report &rep, const char *ref)
                 fmt("/ %s", ref).c_str(), "inspected", "queues", "KiB", "max KiB");
         for (size_t i = 0; i < en.size(); i++) {
             const Cell &c = row.cells[i];
-            std::string bad = cell_problem(c);
-            if (!bad.empty()) {
-                fprintf(f, "  %-20s %8s  %s\n", en[i].label.c_str(), bad.c_str(),
-                        c.error.c_str());
+            if (print_no_figure(f, 20, en[i].label, c))
                 continue;
-            }
             fprintf(f, "  %-20s %8.1f %s %9.1f %6llu %8.1f %8.1f\n", en[i].label.c_str(),
                     median_ns(c), pad(i == r ? "1" : time_ratio(row, i, r), 13).c_str(),
                     c.m.searches ? (double)c.m.inspected / (double)c.m.searches : NAN,
@@ -106,52 +110,38 @@ void print_part(FILE *f, const Report &rep, const char *ref)
     }
 }
 
-Target ratio_target(const Row &row, const Report &rep, const char *a, const char *b,
-                    double target)
-{
-    double m = NAN;
-    Target t;
-    t.what = fmt("unified: %s: %s / %s <= %.2f", row.name.c_str(), a, b, target);
-    t.figure = time_ratio(row, find_engine(rep, a), find_engine(rep, b), &m);
-    t.verdict = std::isnan(m) ? "no figure" : m <= target ? "met" : "missed";
-    return t;
-}
-
 } // namespace
 
-UnifiedSection run_unified_section(const Options &o)
+Section run_unified_section(const Options &o)
 {
-    UnifiedSection s;
+    Section s;
     Options oc = o, om = o;
     oc.reps = o.reps_given ? o.reps : o.full ? 15 : 9;
     oc.fresh = true; // each timed replay profiles again
     om.reps = 0;     // memory: the untimed pass alone
     section_line(o, fmt("== unified section: collectives (%d repetitions)", oc.reps));
-    s.coll.reset(new Report(oc, section_engines("unified", kCollSpecs, s.notes)));
+    s.a.reset(new Report(oc, section_engines("unified", kCollSpecs, s.notes)));
     std::vector<Workload> rows = {kGatherRow};
-    rows.insert(rows.end(), std::begin(kShortRows), std::end(kShortRows));
-    run_rows(*s.coll, rows, o);
+    rows.insert(rows.end(), kShortRows.begin(), kShortRows.end());
+    run_rows(*s.a, rows, o);
 
     section_line(o, fmt("== unified section: point-to-point mixed with collectives (%d "
                         "repetitions)",
                         oc.reps));
-    s.mixed.reset(new Report(oc, section_engines("unified", kMixSpecs, s.notes)));
-    run_rows(*s.mixed, std::vector<Workload>(std::begin(kMixRows), std::end(kMixRows)), o);
+    s.b.reset(new Report(oc, section_engines("unified", kMixSpecs, s.notes)));
+    run_rows(*s.b, kMixRows, o);
 
     section_line(o, "== unified section: memory at the peak");
-    s.memory.reset(new Report(om, section_engines("unified", kMemSpecs, s.notes)));
-    std::vector<Workload> mem(std::begin(kCollMemRows), std::end(kCollMemRows));
-    for (const Workload &w : pnp_memory_workloads(o))
-        mem.push_back(w);
-    run_rows(*s.memory, mem, o);
+    s.c.reset(new Report(om, section_engines("unified", kMemSpecs, s.notes)));
+    run_rows(*s.c, memory_rows(o), o);
     return s;
 }
 
-void print_unified_section(FILE *f, const UnifiedSection &s, bool legend)
+void print_unified_section(FILE *f, const Section &s, bool legend)
 {
     if (legend) {
-        fprintf(f, "\n== unified: collective classes in levels of queues, point-to-point apart "
-                   "(issue 14)\n");
+        fprintf(f, "\n== unified: collective classes in levels of queues, point-to-point "
+                   "apart\n");
         fprintf(
             f,
             "ns/op: median CPU ns per operation over %d repetitions, each a new instance "
@@ -162,28 +152,29 @@ void print_unified_section(FILE *f, const UnifiedSection &s, bool legend)
             "at those peaks and every %d operations (the memory\ntarget's figure: unified's "
             "largest structures come after the profiling call).\nunified+llv is "
             "policy=unified with its defaults (unified.p2p=hash, unified.kc=32).\n",
-            s.coll->options().reps, VM_WL_SAMPLE_EVERY);
+            s.a->options().reps, VM_WL_SAMPLE_EVERY);
     }
     fprintf(f, "\nunified (a): collectives, against single over the same storage\n");
-    print_part(f, *s.coll, "single+llv");
+    print_part(f, *s.a, "single+llv");
     fprintf(f, "\nunified (b): point-to-point mixed with collectives\n");
-    print_part(f, *s.mixed, kHashLabel);
+    print_part(f, *s.b, kHashLabel);
     fprintf(f, "\nunified (c): memory at the peak (untimed)\n");
-    print_part(f, *s.memory, "ob1");
-    for (const std::string &n : s.notes)
-        fprintf(f, "note: %s\n", n.c_str());
+    print_part(f, *s.c, "ob1");
+    print_notes(f, s.notes);
 }
 
-std::vector<Target> unified_targets(const UnifiedSection &s)
+std::vector<Target> unified_targets(const Section &s)
 {
     std::vector<Target> out;
-    const Report &c = *s.coll;
+    const Report &c = *s.a;
+    size_t cu = find_engine(c, kUnified), cs = find_engine(c, "single+llv");
     for (const Row &row : c.rows()) {
-        bool gather = row.name == kGatherRow.name;
-        out.push_back(ratio_target(row, c, kUnified, "single+llv",
-                                   gather ? kGatherTarget : kShortTarget));
+        double bound = row.name == kGatherRow.name ? kGatherTarget : kShortTarget;
+        out.push_back(ratio_at_most(
+            fmt("unified: %s: %s / single+llv <= %.2f", row.name.c_str(), kUnified, bound), row,
+            cu, cs, bound));
     }
-    const Report &m = *s.mixed;
+    const Report &m = *s.b;
     size_t u = find_engine(m, kUnified);
     for (const Row &row : m.rows()) {
         // The fastest contender of this row by median time, then the ratio to it.
@@ -202,10 +193,10 @@ std::vector<Target> unified_targets(const UnifiedSection &s)
         t.figure = best == (size_t)-1 ? "-" : time_ratio(row, u, best, &med);
         if (best != (size_t)-1)
             t.figure += " (vs " + m.engines()[best].label + ")";
-        t.verdict = std::isnan(med) ? "no figure" : med <= kMixTarget ? "met" : "missed";
+        t.verdict = verdict(med > kMixTarget, std::isnan(med));
         out.push_back(t);
     }
-    const Report &mr = *s.memory;
+    const Report &mr = *s.c;
     size_t mu = find_engine(mr, kUnified), mo = find_engine(mr, "ob1");
     for (const Row &row : mr.rows()) {
         Target t;
@@ -232,15 +223,10 @@ std::vector<Target> unified_targets(const UnifiedSection &s)
 void list_unified_workloads(FILE *f, const Options &o)
 {
     fprintf(f, "unified section:\n");
-    fprintf(f, "  %-30s %s\n", kGatherRow.name, kGatherRow.spec);
-    for (const Workload &w : kShortRows)
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
-    for (const Workload &w : kMixRows)
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
-    for (const Workload &w : kCollMemRows)
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
-    for (const Workload &w : pnp_memory_workloads(o))
-        fprintf(f, "  %-30s %s\n", w.name, w.spec);
+    list_workloads(f, {kGatherRow});
+    list_workloads(f, kShortRows);
+    list_workloads(f, kMixRows);
+    list_workloads(f, memory_rows(o));
 }
 
 } // namespace vmr

@@ -83,10 +83,10 @@ const LibSpec kLibSpecs[] = {
     // Partner / non-partner queues over llv with the defaults (pnp.threshold=100, pnp.cap=1);
     // the pnp section below varies them.  It needs nprocs, which every generated trace gives.
     {"pnp", "policy=pnp storage=llv"},
-    // Hashed vector queues (issue 12): left out, with a note, where the build lacks them.
+    // Hashed vector queues (policy=hash): left out, with a note, where the build lacks them.
     {kHashLabel, kHashSpec},
     // The default engine (vmatch_create("")): shown under the label of the engine above it
-    // resolves to (llv now), its own column otherwise; issue 11's targets are judged on it.
+    // resolves to (llv now), its own column otherwise; the lean targets are judged on it.
     {"default", ""},
 };
 
@@ -291,14 +291,14 @@ void print_tables(FILE *f, const Report &rep, bool legend)
     }
     if (legend) {
         print_engines(f, en, "\nengines:\n");
-        // Which rows issue 12's wildcard target reads (report_hash.cc): those whose traces
+        // Which rows the hash targets' wildcard one reads (report_hash.cc): those whose traces
         // post wildcard receives or probe with wildcards.
         std::string wild;
         for (const Row &row : rep.rows())
             if (!row.sweep && row.wild)
                 wild += (wild.empty() ? "" : ", ") + row.name;
         fprintf(f,
-                "\nIssue 12's targets judged on this table (the \"hash:\" lines at the end): "
+                "\nThe hash targets judged on this table (the \"hash:\" lines at the end): "
                 "%s on every workload\nagainst the fastest baseline of the row, the geometric "
                 "means of the two, and %s / ucx\non the workloads with wildcard receives, the "
                 "master/worker and wildcard rows: %s.\n",

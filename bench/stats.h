@@ -25,4 +25,15 @@ inline double median(const std::vector<double> &v)
     return quantile(v, 0.5);
 }
 
+// The median and the quartiles of v; false (nothing set) when v is empty.
+inline bool quartiles(const std::vector<double> &v, double &med, double &q1, double &q3)
+{
+    if (v.empty())
+        return false;
+    med = median(v);
+    q1 = quantile(v, 0.25);
+    q3 = quantile(v, 0.75);
+    return true;
+}
+
 } // namespace vmb

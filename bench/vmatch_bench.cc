@@ -48,8 +48,8 @@
 // Targets: with --vmatch_table, after the table, each target of llv (its issue) is judged on
 // these rows, one line each: the ratio of the row medians, the range between the quartiles,
 // and met or missed (bench_table.cc lists them; the table itself is made there too);
-// issue 11's: llv at forward 1 and 8 against the fastest baseline of each row; and issue
-// 12's: hash against ucx at reverse 32768 ("not measured" where the build lacks hash).
+// the lean target: llv at forward 1 and 8 against the fastest baseline of each row; and the
+// hash target: hash against ucx at reverse 32768 ("not measured" where the build lacks hash).
 //
 // Counters: insp/match, entries compared per iteration (vmatch_stats inspected; both calls
 // of an iteration count their searches, the re-append searches an empty queue);
@@ -101,11 +101,12 @@ const Engine kEngines[] = {
     {"llv-avx512", "policy=single storage=llv simd=avx512"},
     {"llv-avx2", "policy=single storage=llv simd=avx2"},
     {"llv-scalar", "policy=single storage=llv simd=scalar"},
-    // Issue 12's hashed vector queues; left out, with a note, where the build lacks them.
+    // The hashed vector queues; left out, with a note, where the build lacks them.
     {"hash", "policy=hash storage=llv"},
 };
 // The baselines, from vmb::baselines(): fuzzy on every row; mpich, ob1 and ucx on the three
-// search orders only (issue 11 judges llv against the fastest baseline at forward 1 and 8).
+// search orders only (the lean target judges llv against the fastest baseline at forward 1
+// and 8).
 struct BaselineRows {
     const char *name;
     bool orders_only;
@@ -215,8 +216,9 @@ struct Plan {
                    : o == kForward ? len == 1 || len == 8
                    : o == kReverse ? len == 4096 || len == 32768
                                    : false;
-        // Baselines: every one at forward 1 and 8 (issue 11), fuzzy also at reverse 32768,
-        // on the wildcard mix and on the probe rows, ucx and hash at reverse 32768 (issue 12).
+        // Baselines: every one at forward 1 and 8 (the lean target), fuzzy also at reverse
+        // 32768, on the wildcard mix and on the probe rows, ucx and hash at reverse 32768 (the
+        // hash target).
         if (base && k == kQueue)
             row = (o == kForward && (len == 1 || len == 8)) ||
                   ((label == "fuzzy" || label == "ucx") && o == kReverse && len == 32768);
@@ -361,28 +363,21 @@ int main(int argc, char **argv)
 
     for (const Engine *en : usable) {
         bool llv = en->label.rfind("llv", 0) == 0;
+        // The rows of one kind, side and order at the plan's lengths; llv's reverse searches
+        // of 64 entries or more with the bytes they read (for the stream reference).
+        auto rows = [&](Kind kind, Side s, Order o) {
+            for (uint64_t len : plan.lengths_of(kind, o))
+                add_row(en, kind, s, o, len, plan.reps_of(en->label, en->base, kind, o, len),
+                        llv && o == kReverse && len >= 64 ? llv_search_bytes(kind, s, len) : 0);
+        };
         for (Side s : {kPrq, kUmq}) {
             for (Order o : {kForward, kMiddle, kReverse})
-                for (uint64_t len : plan.lengths_of(kQueue, o)) {
-                    uint64_t bytes = llv && o == kReverse && len >= 64
-                                         ? llv_search_bytes(kQueue, s, len)
-                                         : 0;
-                    add_row(en, kQueue, s, o, len,
-                            plan.reps_of(en->label, en->base, kQueue, o, len), bytes);
-                }
-            if (en->orders_only)
-                continue;
-            for (uint64_t len : plan.lengths_of(kWild, kReverse))
-                add_row(en, kWild, s, kReverse, len,
-                        plan.reps_of(en->label, en->base, kWild, kReverse, len),
-                        llv && len >= 64 ? llv_search_bytes(kWild, s, len) : 0);
+                rows(kQueue, s, o);
+            if (!en->orders_only)
+                rows(kWild, s, kReverse);
         }
-        if (en->orders_only)
-            continue;
-        for (uint64_t len : plan.lengths_of(kProbe, kReverse))
-            add_row(en, kProbe, kUmq, kReverse, len,
-                    plan.reps_of(en->label, en->base, kProbe, kReverse, len),
-                    llv && len >= 64 ? llv_search_bytes(kProbe, kUmq, len) : 0);
+        if (!en->orders_only)
+            rows(kProbe, kUmq, kReverse);
     }
     // The stream references the rows asked for; those of judged rows run every repetition.
     std::map<uint64_t, int> streams;

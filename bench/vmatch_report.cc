@@ -38,9 +38,11 @@
 //
 // Files: this one (options, main), report_common (what the parts share), report_run (the
 // runs), report_workloads (the table), report_pnp and report_pnp_gather (the pnp section),
-// report_tagperf (the tag-perf section), report_lean (issue 11's targets, judged on the
-// table and the pnp section), report_hash (issue 12's: policy=hash, judged on the table,
-// the pnp section and the tag-perf section), report_files (results.json, the plot).
+// report_tagperf (the tag-perf section), report_cluster and report_unified (the cluster and
+// unified sections), report_parts (what the pnp, cluster and unified sections share),
+// report_lean (the lean targets: small queues and lean calls, judged on the table and the
+// pnp section), report_hash (the hash targets: policy=hash, judged on the table, the pnp
+// section and the tag-perf section), report_files (results.json, the plot).
 #include "report_sections.h"
 
 #include <cerrno>
@@ -74,10 +76,10 @@ static void usage(FILE *f)
         "                sections)\n"
         "  --no-pnp      leave out the pnp section; --pnp-only: run only the pnp section\n"
         "  --no-tagperf  leave out the tag-perf section; --tagperf-only: run only it\n"
-        "  --no-cluster  leave out the cluster section (issue 13, policy=cluster);\n"
-        "                --cluster-only: run only it\n"
-        "  --no-unified  leave out the unified section (issue 14, policy=unified);\n"
-        "                --unified-only: run only it\n"
+        "  --no-cluster  leave out the cluster section (policy=cluster); --cluster-only:\n"
+        "                run only it\n"
+        "  --no-unified  leave out the unified section (policy=unified); --unified-only:\n"
+        "                run only it\n"
         "  --log FILE    the progress of every workload and the tables with their legends go\n"
         "                to FILE; the terminal gets a line per section and the bare tables\n"
         "  --summary FILE  append the target lines (met / missed) to FILE instead of printing\n"
@@ -98,7 +100,7 @@ static void usage(FILE *f)
         "reverse order; ns per match for hash, single+llv, ucx, ob1 and mpich, and the mean\n"
         "growth of the time per doubling of n for n >= 16.\n"
         "The engine hash (policy=hash storage=llv) joins every section where this build has\n"
-        "it; issue 12's targets (\"hash: ...\") are judged on it, or say \"not measured\".\n"
+        "it; the hash targets (\"hash: ...\") are judged on it, or say \"not measured\".\n"
         "Environment: VMATCH_REPORT_SPECS='label=spec;...' adds library engines;\n"
         "TMPDIR: where pnp-static's recorded profiles are written (and removed).\n");
 }
@@ -119,12 +121,41 @@ static FILE *open_log(const char *path)
     return f;
 }
 
+// The sections --no-NAME leaves out and --NAME-only runs alone (without the workload table).
+static const struct {
+    const char *name;
+    bool Options::*on;
+} kSections[] = {{"pnp", &Options::pnp},
+                 {"tagperf", &Options::tagperf},
+                 {"cluster", &Options::cluster},
+                 {"unified", &Options::unified}};
+
+// --no-NAME or --NAME-only of kSections: o set, true; else false.
+static bool section_arg(const std::string &a, Options &o)
+{
+    for (const auto &s : kSections) {
+        if (a == std::string("--no-") + s.name) {
+            o.*s.on = false;
+            return true;
+        }
+        if (a == std::string("--") + s.name + "-only") {
+            o.main_suite = false;
+            for (const auto &other : kSections)
+                o.*other.on = (&other == &s);
+            return true;
+        }
+    }
+    return false;
+}
+
 // Options from the command line; false (with a message) on a bad one.  help: --help seen.
 static bool parse_args(int argc, char **argv, Options &o, bool &help)
 {
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         bool more = i + 1 < argc;
+        if (section_arg(a, o))
+            continue;
         if (a == "--full") {
             o.full = true;
         } else if (a == "--machine") {
@@ -136,34 +167,6 @@ static bool parse_args(int argc, char **argv, Options &o, bool &help)
         } else if (a == "--reps" && more) {
             o.reps = atoi(argv[++i]);
             o.reps_given = o.reps > 0;
-        } else if (a == "--no-pnp") {
-            o.pnp = false;
-        } else if (a == "--pnp-only") {
-            o.main_suite = false;
-            o.tagperf = false;
-            o.cluster = false;
-            o.unified = false;
-        } else if (a == "--no-tagperf") {
-            o.tagperf = false;
-        } else if (a == "--tagperf-only") {
-            o.main_suite = false;
-            o.pnp = false;
-            o.cluster = false;
-            o.unified = false;
-        } else if (a == "--no-cluster") {
-            o.cluster = false;
-        } else if (a == "--cluster-only") {
-            o.main_suite = false;
-            o.pnp = false;
-            o.tagperf = false;
-            o.unified = false;
-        } else if (a == "--no-unified") {
-            o.unified = false;
-        } else if (a == "--unified-only") {
-            o.main_suite = false;
-            o.pnp = false;
-            o.tagperf = false;
-            o.cluster = false;
         } else if (a == "--min-ms" && more) {
             o.min_ms = atof(argv[++i]);
         } else if (a == "--budget" && more) {
@@ -220,6 +223,25 @@ static bool report_targets(const Options &o, const std::vector<Target> &targets,
         return false;
     print_targets(f, targets);
     return fclose(f) == 0;
+}
+
+// Runs a section in three parts if o asks for it, prints its tables (the log with their
+// legends, the terminal the bare tables when they differ) and, in the log, its time.
+static Section run_section(const Options &o, bool on, const char *name,
+                           Section (*run)(const Options &),
+                           void (*print)(FILE *, const Section &, bool))
+{
+    if (!on)
+        return Section();
+    uint64_t w0 = vm_wl_now_ns(), c0 = vm_wl_cpu_ns();
+    Section s = run(o);
+    print(o.log, s, true);
+    if (o.log != stdout)
+        print(stdout, s, false);
+    // CPU time too: on a shared machine the wall time says more about the neighbours.
+    fprintf(o.log, "%s section time: %.0f s (%.0f s of CPU)\n", name,
+            (double)(vm_wl_now_ns() - w0) / 1e9, (double)(vm_wl_cpu_ns() - c0) / 1e9);
+    return s;
 }
 
 int main(int argc, char **argv)
@@ -292,21 +314,11 @@ int main(int argc, char **argv)
             fprintf(o.log, "note: %s\n", n.c_str());
         fprintf(o.log, "report time: %.0f s\n", (double)(vm_wl_now_ns() - t0) / 1e9);
     }
-    PnpSection pnp;
+    Section pnp = run_section(o, o.pnp, "pnp", run_pnp_section, print_pnp_section);
     std::vector<JsonPart> parts;
     std::vector<Target> targets;
     if (o.pnp) {
-        uint64_t p0 = vm_wl_now_ns(), c0 = vm_wl_cpu_ns();
-        pnp = run_pnp_section(o);
-        print_pnp_section(o.log, pnp, true);
-        if (brief)
-            print_pnp_section(stdout, pnp, false);
-        // CPU time too: on a shared machine the wall time says more about the neighbours.
-        fprintf(o.log, "pnp section time: %.0f s (%.0f s of CPU)\n",
-                (double)(vm_wl_now_ns() - p0) / 1e9, (double)(vm_wl_cpu_ns() - c0) / 1e9);
-        parts = {{"gather", pnp.gather.get()},
-                 {"sparse", pnp.sparse.get()},
-                 {"memory", pnp.memory.get()}};
+        parts = {{"gather", pnp.a.get()}, {"sparse", pnp.b.get()}, {"memory", pnp.c.get()}};
         targets = pnp_targets(pnp);
     }
     TagPerf tp;
@@ -318,26 +330,10 @@ int main(int argc, char **argv)
             print_tagperf(stdout, tp, false);
         fprintf(o.log, "tag-perf section time: %.0f s (%.0f s of CPU)\n", tp.wall_s, tp.cpu_s);
     }
-    ClusterSection cl;
-    if (o.cluster) {
-        uint64_t c0 = vm_wl_now_ns(), u0 = vm_wl_cpu_ns();
-        cl = run_cluster_section(o);
-        print_cluster_section(o.log, cl, true);
-        if (brief)
-            print_cluster_section(stdout, cl, false);
-        fprintf(o.log, "cluster section time: %.0f s (%.0f s of CPU)\n",
-                (double)(vm_wl_now_ns() - c0) / 1e9, (double)(vm_wl_cpu_ns() - u0) / 1e9);
-    }
-    UnifiedSection un;
-    if (o.unified) {
-        uint64_t c0 = vm_wl_now_ns(), u0 = vm_wl_cpu_ns();
-        un = run_unified_section(o);
-        print_unified_section(o.log, un, true);
-        if (brief)
-            print_unified_section(stdout, un, false);
-        fprintf(o.log, "unified section time: %.0f s (%.0f s of CPU)\n",
-                (double)(vm_wl_now_ns() - c0) / 1e9, (double)(vm_wl_cpu_ns() - u0) / 1e9);
-    }
+    Section cl =
+        run_section(o, o.cluster, "cluster", run_cluster_section, print_cluster_section);
+    Section un =
+        run_section(o, o.unified, "unified", run_unified_section, print_unified_section);
     std::vector<Target> lean =
         lean_targets(o.main_suite ? &rep : nullptr, o.pnp ? &pnp : nullptr);
     targets.insert(targets.end(), lean.begin(), lean.end());
@@ -398,14 +394,10 @@ int main(int argc, char **argv)
         fclose(o.log);
     bool wrong = false, failed = rep.failed() || !written;
     std::vector<const Report *> all = {&rep};
-    for (const JsonPart &p : parts)
-        all.push_back(p.rep);
-    if (o.cluster)
-        for (const Report *r : {cl.gather.get(), cl.sparse.get(), cl.memory.get()})
-            all.push_back(r);
-    if (o.unified)
-        for (const Report *r : {un.coll.get(), un.mixed.get(), un.memory.get()})
-            all.push_back(r);
+    for (const Section *s : {&pnp, &cl, &un})
+        for (const Report *r : s->parts())
+            if (r) // a section not run
+                all.push_back(r);
     for (const Report *r : all) {
         failed |= r->failed();
         for (const Row &row : r->rows())

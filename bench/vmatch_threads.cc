@@ -1,5 +1,5 @@
-// vmatch_threads.cc -- the threads section of scripts/bench (issue 16): matches per second of
-// one engine called from 1, 2, 4 and 8 threads, threads=mutex (one pthread mutex) against
+// vmatch_threads.cc -- the threads section of scripts/bench: matches per second of one
+// engine called from 1, 2, 4 and 8 threads, threads=mutex (one pthread mutex) against
 // threads=multi (the lock-free inbox), on short and long queues; threads=single with one
 // thread is the reference.
 //
