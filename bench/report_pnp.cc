@@ -8,9 +8,9 @@
 //           operation as a speedup over mpich and over single+llv for thresholds (t), caps
 //           (c) and pnp.move on / off, pnp over ll, and pnp-static with a profile recorded
 //           from the same workload; the same over the first iteration alone and over the
-//           later ones (x single+llv); vmatch_stats (partners, levels, queues) after one
-//           replay and the bytes at the peak; which (t, c, move) settings meet the target.
-//           Every replay is on a new instance (pnp would keep its partners otherwise).
+//           later ones (x single+llv); pnp.partners, pnp.levels (vmatch_stat) and queues
+//           after one replay and the bytes at the peak; which (t, c, move) settings meet the
+//           target. Every replay is on a new instance (pnp would keep its partners otherwise).
 //           mpich, 35 us per operation here, replays the first iteration alone and runs in
 //           4 of the 7 repetitions (--full: every iteration, every repetition, and the
 //           shortcut next to it); its first iteration is its fastest (1.1-1.4x in --full
@@ -271,7 +271,7 @@ void print_pnp_sparse(FILE *f, const PnpSection &s, bool legend)
                 "single over the same\nstorage.  single: its median ns per operation; "
                 "pnp/single: the ratio of their times taken\nwithin each of %d repetitions, "
                 "median ±half the interquartile range (target: at most %.2f,\njudged in the "
-                "summary at the end).  partners: vmatch_stats of pnp+llv after one "
+                "summary at the end).  partners: vmatch_stat pnp.partners of pnp+llv after one "
                 "replay.\n\n",
                 rep.options().reps, kSparseTarget);
     else
@@ -286,7 +286,7 @@ void print_pnp_sparse(FILE *f, const PnpSection &s, bool legend)
     for (const Row &row : rep.rows()) {
         size_t pl = find_engine(rep, "pnp+llv");
         std::string part = pl < row.cells.size() && row.cells[pl].has_end
-                               ? fmt("%llu", (unsigned long long)row.cells[pl].end.partners)
+                               ? fmt("%llu", (unsigned long long)row.cells[pl].end_partners)
                                : "-";
         fprintf(f, "  %-27s %6llu %8s", row.name.c_str(),
                 (unsigned long long)row.ref.max_pending, part.c_str());
@@ -363,8 +363,8 @@ void print_pnp_memory(FILE *f, const PnpSection &s, bool legend)
                 continue;
             }
             std::string part =
-                c.has_end ? fmt("%llu", (unsigned long long)c.end.partners) : "-";
-            std::string lev = c.has_end ? fmt("%llu", (unsigned long long)c.end.levels) : "-";
+                c.has_end ? fmt("%llu", (unsigned long long)c.end_partners) : "-";
+            std::string lev = c.has_end ? fmt("%llu", (unsigned long long)c.end_levels) : "-";
             fprintf(f, "  %-15s %-12s %8llu %11llu %7.2f %8.1f %7llu %9.0f %8s %6s\n",
                     row.name.c_str(), en[i].label.c_str(), (unsigned long long)c.m.max_pending,
                     (unsigned long long)c.m.bytes_peak, (double)c.m.bytes_peak / ob1_bytes,

@@ -1,5 +1,5 @@
 /* test_api.c -- the public API by hand: NULL arguments, error names, collective classes,
- * statistics, and the MPI ordering rules on small scenarios. */
+ * statistics and figures by key, and the MPI ordering rules on small scenarios. */
 /* pthreads are POSIX, outside strict C11. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -71,10 +71,14 @@ static void test_null_engine(void)
     CHECK(out == &r3);
     CHECK_EQ(vmatch_profile_save(NULL, "/tmp/vmatch-test-api.prof"), VMATCH_EINVAL);
     CHECK_EQ(vmatch_coll_class(NULL, VMATCH_COLL_BCAST, 64, 4), 0);
+    uint64_t v = 5;
+    CHECK_EQ(vmatch_stat(NULL, "posted", &v), VMATCH_EINVAL);
+    CHECK_EQ(v, 5);
+    CHECK_EQ(vmatch_stat_struct(NULL, "unified.class", 0, &st, sizeof st), VMATCH_EINVAL);
     memset(&st, 0xab, sizeof st);
     vmatch_stats(NULL, &st);
     CHECK(st.posted == 0 && st.unexpected == 0 && st.searches == 0 && st.inspected == 0);
-    CHECK(st.queues == 0 && st.bytes == 0 && st.partners == 0 && st.levels == 0);
+    CHECK(st.queues == 0 && st.bytes == 0);
     vmatch_destroy(NULL);
     CHECK(vmatch_last_error()[0] != '\0');
 }
@@ -362,6 +366,81 @@ static void test_enomem(void)
     vmatch_destroy(e);
 }
 
+/** Figures by key: the engine's keys are vmatch_stats's fields; a policy answers its own
+ * keys; an unknown key is EINVAL, another policy's EUNSUPPORTED; errors leave *value. */
+static void test_stat_keys(void)
+{
+    vmatch_engine_t *e = make("policy=pnp nprocs=64 pnp.threshold=4");
+    vmatch_stats_t st;
+    uint64_t v;
+    void *out = NULL;
+    static int reqs[12];
+    vmatch_bits_t b, c;
+    for (int i = 0; i < 12; i++) {
+        recv_of(e, 3, i, &b, &c);
+        CHECK_EQ(vmatch_post(e, b, c, 0, &reqs[i], &out), VMATCH_QUEUED);
+    }
+    vmatch_stats(e, &st);
+    const char *const keys[] = {"posted",    "unexpected", "searches",
+                                "inspected", "queues",     "bytes"};
+    const uint64_t want[] = {st.posted,    st.unexpected, st.searches,
+                             st.inspected, st.queues,     st.bytes};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        v = 12345;
+        CHECK_EQ(vmatch_stat(e, keys[i], &v), VMATCH_OK);
+        CHECK_EQ(v, want[i]);
+    }
+    CHECK_EQ(want[0], 12);
+    /* Twelve receives from source 3, threshold 4: source 3 became a partner. */
+    v = 0;
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &v), VMATCH_OK);
+    CHECK_EQ(v, 1);
+    v = 0;
+    CHECK_EQ(vmatch_stat(e, "pnp.levels", &v), VMATCH_OK);
+    CHECK_EQ(v, 1);
+
+    v = 777;
+    CHECK_EQ(vmatch_stat(e, "pnp.partner", &v), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "unknown key 'pnp.partner'") != NULL);
+    CHECK_EQ(vmatch_stat(e, "", &v), VMATCH_EINVAL);
+    /* A spec key is no figure. */
+    CHECK_EQ(vmatch_stat(e, "pnp.threshold", &v), VMATCH_EINVAL);
+    CHECK_EQ(vmatch_stat(e, "unified.levels", &v), VMATCH_EUNSUPPORTED);
+    CHECK(strstr(vmatch_last_error(), "policy=pnp") != NULL);
+    CHECK(strstr(vmatch_last_error(), "unified.levels") != NULL);
+    CHECK_EQ(vmatch_stat(e, "hash.flat", &v), VMATCH_EUNSUPPORTED);
+    /* A struct's key through the number call, and the other way round. */
+    CHECK_EQ(vmatch_stat(e, "unified.class", &v), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "vmatch_stat_struct") != NULL);
+    CHECK_EQ(vmatch_stat_struct(e, "pnp.partners", 0, &st, sizeof st), VMATCH_EINVAL);
+    CHECK_EQ(vmatch_stat_struct(e, "unified.class", 0, &st, sizeof st), VMATCH_EUNSUPPORTED);
+    CHECK_EQ(vmatch_stat(e, NULL, &v), VMATCH_EINVAL);
+    CHECK_EQ(vmatch_stat(e, "posted", NULL), VMATCH_EINVAL);
+    CHECK_EQ(v, 777);
+    vmatch_destroy(e);
+
+    /* policy=single keeps no figure of its own. */
+    e = make("policy=single");
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &v), VMATCH_EUNSUPPORTED);
+    CHECK_EQ(vmatch_stat(e, "queues", &v), VMATCH_OK);
+    CHECK_EQ(v, 2);
+    vmatch_destroy(e);
+
+    /* policy=hash: its table buckets appear with its first entries. */
+    e = make("policy=hash hash.buckets=64");
+    v = 1;
+    CHECK_EQ(vmatch_stat(e, "hash.table_buckets", &v), VMATCH_OK);
+    CHECK_EQ(v, 0);
+    recv_of(e, 3, 1, &b, &c);
+    CHECK_EQ(vmatch_post(e, b, c, 0, &reqs[0], &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_stat(e, "hash.table_buckets", &v), VMATCH_OK);
+    CHECK_EQ(v, 64);
+    CHECK_EQ(vmatch_stat(e, "hash.flat", &v), VMATCH_OK);
+    CHECK(v <= 1);
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &v), VMATCH_EUNSUPPORTED);
+    vmatch_destroy(e);
+}
+
 /** Body of the thread that checks last_error is per thread. */
 static void *fresh_thread(void *arg)
 {
@@ -392,6 +471,7 @@ int main(void)
     test_classes();
     test_counters();
     test_enomem();
+    test_stat_keys();
     test_last_error_thread();
     return check_report("test_api");
 }
