@@ -59,6 +59,24 @@
  *     header's own call passes the size for the caller.
  *   This header names no policy: what only one policy keeps comes by key (vmatch_stat,
  *   vmatch_stat_struct) or from that policy's extension header.
+ *
+ * Compatibility
+ *   From version 1.0 on, names are only added (a released function, constant or field keeps
+ *   its name and meaning), and a program built against an older header of the same major
+ *   version keeps running with a newer library.  Before 1.0 a minor version may change the
+ *   ABI (0.2 moved the policies' figures out of vmatch_stats_t); the shared library's soname
+ *   then carries major.minor (libvmatch.so.0.2), so rebuild what links it.  The structs the
+ *   library fills grow by these rules:
+ *   - vmatch_stats_t is fixed: vmatch_stats writes exactly its six fields, in every version.
+ *     Further figures, of the engine or of one policy, become keys of vmatch_stat, never
+ *     fields.
+ *   - A struct of an extension header (vmatch_unified.h: the figures of one policy) only
+ *     grows at its end and is filled by vmatch_stat_struct, which takes the caller's sizeof:
+ *     the library fills what both it and the caller know, zeroes the caller's bytes past
+ *     its own struct, and refuses a size below the struct's first version.  The extension
+ *     header's own call passes the size for the caller.
+ *   This header names no policy: what only one policy keeps comes by key (vmatch_stat,
+ *   vmatch_stat_struct) or from that policy's extension header.
  */
 #ifndef VMATCH_H
 #define VMATCH_H
@@ -212,10 +230,27 @@ enum {
 /* A small class id (>= 1) for collective traffic of operation op, message size msg_bytes
  * and communicator size comm_size.  Sizes fall into power-of-two classes (the bit length
  * of msg_bytes), so 1000 and 1023 bytes share a class.  Ids are dense, handed out in
- * first-seen order, and stable for the engine's lifetime.  Returns 0 (point-to-point, always
- * safe) when e is NULL or the class table cannot grow. */
+ * first-seen order.
+ *
+ * Every key (op, size class, comm_size) gets one answer for the engine's lifetime, failure
+ * included, so a caller may compute the class afresh for each post and each arrival:
+ * receives and messages of the same traffic always agree.  On failure the answer is 0, the
+ * point-to-point class, which matches exactly as the key's own class would (engines route
+ * by class, never match by it; collectives keep their own context id), only without the
+ * collective routing.  Failure is: e NULL (VMATCH_EINVAL), or no room for a new class: an
+ * allocation failed or 65535 classes exist (VMATCH_ENOMEM).  After the first failure for
+ * want of room the table is closed: keys that have an id keep it, every new key gets 0,
+ * even once memory is back (otherwise a key could get 0 for a receive and an id for its
+ * message).  Each failure records its detail for vmatch_last_error; vmatch_coll_class_get
+ * returns the code. */
 uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size);
+
+/* vmatch_coll_class with its failure as a code: VMATCH_OK with the id (>= 1) in *cls, or
+ * VMATCH_EINVAL (NULL e or cls) / VMATCH_ENOMEM (no room, see above) with 0 in *cls (unless
+ * cls is NULL): the class to use anyway. */
+int vmatch_coll_class_get(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                          uint32_t comm_size, uint32_t *cls);
 
 /* MPI packing with the engine's layout: spec keys layout.ctx / layout.src / layout.tag (bit
  * widths; the tag takes the low bits, the source the next, the context the top), or a named

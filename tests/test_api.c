@@ -71,6 +71,10 @@ static void test_null_engine(void)
     CHECK(out == &r3);
     CHECK_EQ(vmatch_profile_save(NULL, "/tmp/vmatch-test-api.prof"), VMATCH_EINVAL);
     CHECK_EQ(vmatch_coll_class(NULL, VMATCH_COLL_BCAST, 64, 4), 0);
+    CHECK(strstr(vmatch_last_error(), "coll_class") != NULL);
+    uint32_t cls = 77;
+    CHECK_EQ(vmatch_coll_class_get(NULL, VMATCH_COLL_BCAST, 64, 4, &cls), VMATCH_EINVAL);
+    CHECK_EQ(cls, 0);
     uint64_t v = 5;
     CHECK_EQ(vmatch_stat(NULL, "posted", &v), VMATCH_EINVAL);
     CHECK_EQ(v, 5);
@@ -357,12 +361,55 @@ static void test_enomem(void)
     CHECK(lengths_are(e, (uint64_t)i, 0));
     CHECK_EQ(vmatch_arrive(e, msg_of(e, 1, 2), 0, &m1, &out), VMATCH_MATCHED);
     CHECK(out == &reqs[0]);
+    vmatch_destroy(e);
+}
 
-    /* A class table that cannot grow gives 0 (point-to-point) and spends no id. */
+/** A class table that cannot grow gives 0 (point-to-point), says why, and closes: every new
+ * key gets 0 from then on, keys with an id keep it, so a key never gets two answers. */
+static void test_coll_class_enomem(void)
+{
+    vmatch_engine_t *e = make("policy=unified nprocs=16");
+    uint32_t ids[16], cls = 99;
+    /* The table's first allocation holds 16 classes. */
+    for (uint32_t i = 0; i < 16; i++)
+        ids[i] = vmatch_coll_class(e, VMATCH_COLL_BCAST, 8, i + 1);
+    CHECK_EQ(ids[0], 1);
+    CHECK_EQ(ids[15], 16);
     vm_engine_mem(e)->fail_after = 0;
     CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8), 0);
+    CHECK(strstr(vmatch_last_error(), "coll_class") != NULL);
+    CHECK(strstr(vmatch_last_error(), "out of memory") != NULL);
     vm_engine_mem(e)->fail_after = -1;
-    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8), 1);
+    /* Memory is back; the key still gets 0, and the variant says why. */
+    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8), 0);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_BARRIER, 0, 8, &cls), VMATCH_ENOMEM);
+    CHECK_EQ(cls, 0);
+    CHECK(strstr(vmatch_last_error(), "closed") != NULL);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_REDUCE, 4, 2, &cls), VMATCH_ENOMEM);
+    CHECK_EQ(cls, 0);
+    /* Keys handed out before keep their ids; the variant succeeds on them. */
+    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BCAST, 8, 16), 16);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_BCAST, 8, 1, &cls), VMATCH_OK);
+    CHECK_EQ(cls, ids[0]);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_BCAST, 8, 1, NULL), VMATCH_EINVAL);
+    /* The fallback class matches what it should: a receive and its message, both class 0. */
+    vmatch_bits_t b, c;
+    void *out = NULL;
+    uint32_t k = vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8);
+    recv_of(e, 1, 2, &b, &c);
+    CHECK_EQ(vmatch_post(e, b, c, k, &r1, &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_arrive(e, msg_of(e, 1, 2), vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8),
+                           &m1, &out),
+             VMATCH_MATCHED);
+    CHECK(out == &r1);
+    vmatch_destroy(e);
+
+    /* An engine whose table never grew: the first class already fails, and stays 0. */
+    e = make("");
+    vm_engine_mem(e)->fail_after = 0;
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_SCAN, 1, 2, &cls), VMATCH_ENOMEM);
+    vm_engine_mem(e)->fail_after = -1;
+    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_SCAN, 1, 2), 0);
     vmatch_destroy(e);
 }
 
@@ -471,6 +518,7 @@ int main(void)
     test_classes();
     test_counters();
     test_enomem();
+    test_coll_class_enomem();
     test_stat_keys();
     test_last_error_thread();
     return check_report("test_api");

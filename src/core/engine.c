@@ -430,8 +430,12 @@ int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t 
     return enqueue_split(e, VM_PRQ, bits, care, cls, req);
 }
 
-static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
-                           uint32_t comm_size)
+/* The id of the key (op, size class of msg_bytes, comm_size) in *id: VMATCH_OK, or
+ * VMATCH_ENOMEM (with vm_fail's message) when it has none and the table takes no new class:
+ * it is full, or an allocation fails now or failed before (the table then closes, so that a
+ * key never gets 0 once and an id later). */
+static int coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes, uint32_t comm_size,
+                      uint32_t *id)
 {
     vm_env_t *env = &e->env;
     vm_class_t k = {.op = op,
@@ -439,15 +443,29 @@ static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                     .size_class = msg_bytes ? 64 - (uint32_t)__builtin_clzll(msg_bytes) : 0};
     for (uint32_t i = 0; i < env->nclasses; i++)
         if (env->classes[i].op == k.op && env->classes[i].comm_size == k.comm_size &&
-            env->classes[i].size_class == k.size_class)
-            return i + 1;
-    if (env->nclasses == MAX_CLASSES)
-        return 0;
+            env->classes[i].size_class == k.size_class) {
+            *id = i + 1;
+            return VMATCH_OK;
+        }
+    if (env->classes_closed)
+        return vm_fail(VMATCH_ENOMEM,
+                       "coll_class: the class table closed at an earlier failure; new classes "
+                       "get 0 (point-to-point) for the engine's lifetime");
+    if (env->nclasses == MAX_CLASSES) {
+        env->classes_closed = 1;
+        return vm_fail(VMATCH_ENOMEM,
+                       "coll_class: %u classes, the most an engine holds; new "
+                       "classes get 0 (point-to-point)",
+                       (unsigned)MAX_CLASSES);
+    }
     if (env->nclasses == env->classes_cap) {
         uint32_t cap = env->classes_cap ? 2 * env->classes_cap : 16;
         vm_class_t *grown = vm_mem_alloc(&env->mem, cap * sizeof *grown);
-        if (!grown)
-            return 0;
+        if (!grown) {
+            env->classes_closed = 1;
+            return vm_fail(VMATCH_ENOMEM, "coll_class: out of memory for the class table; new "
+                                          "classes get 0 (point-to-point) from now on");
+        }
         if (env->nclasses)
             memcpy(grown, env->classes, env->nclasses * sizeof *grown);
         vm_mem_free(&env->mem, env->classes, env->classes_cap * sizeof *grown);
@@ -455,17 +473,28 @@ static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
         env->classes_cap = cap;
     }
     env->classes[env->nclasses++] = k;
-    return env->nclasses;
+    *id = env->nclasses;
+    return VMATCH_OK;
+}
+
+int vmatch_coll_class_get(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                          uint32_t comm_size, uint32_t *cls)
+{
+    if (cls)
+        *cls = 0;
+    if (!e || !cls)
+        return vm_fail(VMATCH_EINVAL, "coll_class: NULL argument");
+    vm_engine_take(e);
+    int rc = coll_class(e, op, msg_bytes, comm_size, cls);
+    vm_engine_give(e);
+    return rc;
 }
 
 uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size)
 {
-    if (!e)
-        return 0;
-    vm_engine_take(e);
-    uint32_t id = coll_class(e, op, msg_bytes, comm_size);
-    vm_engine_give(e);
+    uint32_t id;
+    vmatch_coll_class_get(e, op, msg_bytes, comm_size, &id);
     return id;
 }
 

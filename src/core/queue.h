@@ -93,6 +93,8 @@ typedef struct vm_env {
     vm_class_t *classes;           /* the classes vmatch_coll_class handed out, in id order */
     vm_pool_t pools[VM_MAX_POOLS]; /* one per object size, made on demand */
     unsigned npools;
+    uint32_t classes_closed; /* 1 once the class table could not grow: it takes no new
+                                class again (vmatch_coll_class) */
 } vm_env_t;
 
 /* The pool of objects of obj_size bytes, or NULL when VM_MAX_POOLS sizes are in use. */
