@@ -39,26 +39,11 @@
  *
  * Errors
  *   Every function that returns int returns >= 0 on success and a negative VMATCH_E* code
- *   on failure.  A failed call changes nothing.  vmatch_strerror names a code;
- *   vmatch_last_error gives the detail of the calling thread's last failure.
- *
- * Compatibility
- *   From version 1.0 on, names are only added (a released function, constant or field keeps
- *   its name and meaning), and a program built against an older header of the same major
- *   version keeps running with a newer library.  Before 1.0 a minor version may change the
- *   ABI (0.2 moved the policies' figures out of vmatch_stats_t); the shared library's soname
- *   then carries major.minor (libvmatch.so.0.2), so rebuild what links it.  The structs the
- *   library fills grow by these rules:
- *   - vmatch_stats_t is fixed: vmatch_stats writes exactly its six fields, in every version.
- *     Further figures, of the engine or of one policy, become keys of vmatch_stat, never
- *     fields.
- *   - A struct of an extension header (vmatch_unified.h: the figures of one policy) only
- *     grows at its end and is filled by vmatch_stat_struct, which takes the caller's sizeof:
- *     the library fills what both it and the caller know, zeroes the caller's bytes past
- *     its own struct, and refuses a size below the struct's first version.  The extension
- *     header's own call passes the size for the caller.
- *   This header names no policy: what only one policy keeps comes by key (vmatch_stat,
- *   vmatch_stat_struct) or from that policy's extension header.
+ *   on failure.  A failed call changes nothing.  VMATCH_OK and VMATCH_QUEUED are the same
+ *   value, 0: a post or an arrival that queued its entry succeeded like any other call.
+ *   vmatch_strerror names a code; vmatch_last_error gives the detail of the calling
+ *   thread's last failure.  VMATCH_ENOTFOUND (a probe, cancel or search that found
+ *   nothing) is an answer, not a failure: it leaves that detail as it was.
  *
  * Compatibility
  *   From version 1.0 on, names are only added (a released function, constant or field keeps
@@ -95,7 +80,7 @@ extern "C" {
 typedef struct vmatch_engine vmatch_engine_t;
 typedef uint64_t vmatch_bits_t;
 
-/* Results: >= 0 success, < 0 error. */
+/* Results: >= 0 success, < 0 error.  VMATCH_OK == VMATCH_QUEUED == 0. */
 enum { VMATCH_OK = 0 };
 enum { VMATCH_QUEUED = 0, VMATCH_MATCHED = 1, VMATCH_DEFERRED = 2 };
 enum {
@@ -106,12 +91,18 @@ enum {
     VMATCH_EIO = -5           /* a file could not be opened, read or written */
 };
 
-/* Name of a result code ("VMATCH_EINVAL: invalid argument"); never NULL. */
+/* Name of a result code ("VMATCH_EINVAL: invalid argument"); never NULL.  0 is both
+ * VMATCH_OK and VMATCH_QUEUED, and its text names both ("VMATCH_OK / VMATCH_QUEUED: ..."). */
 const char *vmatch_strerror(int code);
 
-/* Detail of the calling thread's last failed call, for example
- * "spec: unknown key 'polcy'".  Empty string when there is none.  Valid until the next
- * failing call on this thread. */
+/* Detail of the calling thread's last failure, for example "spec: unknown key 'polcy'":
+ * every call that fails (a negative code other than VMATCH_ENOTFOUND) records one, on the
+ * thread that made it.  A successful call does NOT clear it (that would cost the matching
+ * paths a store), so it describes the last failure, however many calls succeeded since:
+ * read it when a call has just returned an error.  Empty before the thread's first failure.
+ * Under threads=multi, a deferred arrival that fails to queue (the callback's
+ * VMATCH_ENOMEM) records its detail on the thread that drained it.  The text stays valid
+ * until the thread's next failure. */
 const char *vmatch_last_error(void);
 
 /* Create an engine from a spec string: "key=value" words separated by blanks, for example

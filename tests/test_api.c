@@ -1,5 +1,6 @@
 /* test_api.c -- the public API by hand: NULL arguments, error names, collective classes,
- * statistics and figures by key, and the MPI ordering rules on small scenarios. */
+ * statistics and figures by key, the detail of the last failure, and the MPI ordering rules
+ * on small scenarios. */
 /* pthreads are POSIX, outside strict C11. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -156,7 +157,12 @@ static void test_strerror(void)
         for (j = 0; j < i; j++)
             CHECK(strcmp(s, vmatch_strerror(codes[j])) != 0);
     }
-    CHECK(vmatch_strerror(VMATCH_MATCHED) != NULL);
+    /* 0 is VMATCH_OK and VMATCH_QUEUED both, and its text says so. */
+    CHECK_EQ(VMATCH_QUEUED, VMATCH_OK);
+    CHECK(strstr(vmatch_strerror(VMATCH_QUEUED), "VMATCH_OK") != NULL);
+    CHECK(strstr(vmatch_strerror(VMATCH_QUEUED), "VMATCH_QUEUED") != NULL);
+    CHECK(strstr(vmatch_strerror(VMATCH_MATCHED), "VMATCH_MATCHED") != NULL);
+    CHECK(strstr(vmatch_strerror(VMATCH_DEFERRED), "VMATCH_DEFERRED") != NULL);
     CHECK(vmatch_strerror(12345) != NULL);
     CHECK(vmatch_strerror(INT32_MIN) != NULL);
 }
@@ -488,6 +494,39 @@ static void test_stat_keys(void)
     vmatch_destroy(e);
 }
 
+/** vmatch_last_error describes the last failure: a success does not clear it, an answer of
+ * VMATCH_ENOTFOUND leaves it, the next failure replaces it. */
+static void test_last_error_kept(void)
+{
+    vmatch_engine_t *e = make("");
+    vmatch_bits_t b, c;
+    void *out = NULL;
+    char first[256];
+    CHECK_EQ(vmatch_cancel(e, NULL), VMATCH_EINVAL);
+    snprintf(first, sizeof first, "%s", vmatch_last_error());
+    CHECK(strstr(first, "cancel") != NULL);
+    /* Successes of every kind, and the answers that find nothing. */
+    recv_of(e, 1, 1, &b, &c);
+    CHECK_EQ(vmatch_post(e, b, c, 0, &r1, &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_arrive(e, msg_of(e, 1, 1), 0, &m1, &out), VMATCH_MATCHED);
+    CHECK_EQ(vmatch_probe(e, b, c, 0, 0, &out), VMATCH_ENOTFOUND);
+    CHECK_EQ(vmatch_cancel(e, &r1), VMATCH_ENOTFOUND);
+    CHECK_EQ(vmatch_remove_unexpected(e, &m1), VMATCH_ENOTFOUND);
+    CHECK_EQ(vmatch_match_posted(e, b, 0, &out), VMATCH_ENOTFOUND);
+    CHECK(vmatch_coll_class(e, VMATCH_COLL_BCAST, 1, 2) >= 1);
+    uint64_t v;
+    CHECK_EQ(vmatch_stat(e, "posted", &v), VMATCH_OK);
+    vmatch_engine_t *f = make("policy=single");
+    vmatch_destroy(f);
+    CHECK(strcmp(vmatch_last_error(), first) == 0);
+    /* The next failure replaces it, whatever the call. */
+    CHECK_EQ(vmatch_simd_available("avx9000"), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "avx9000") != NULL);
+    CHECK_EQ(vmatch_stat(e, "no.such", &v), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "no.such") != NULL);
+    vmatch_destroy(e);
+}
+
 /** Body of the thread that checks last_error is per thread. */
 static void *fresh_thread(void *arg)
 {
@@ -520,6 +559,7 @@ int main(void)
     test_enomem();
     test_coll_class_enomem();
     test_stat_keys();
+    test_last_error_kept();
     test_last_error_thread();
     return check_report("test_api");
 }
