@@ -152,7 +152,8 @@ void print_cluster_section(FILE *f, const Section &s, bool legend)
             s.b->options().reps, kSparseTarget);
     else
         fprintf(f, "\ncluster (b): cluster / single over the same storage, median ±half IQR\n");
-    print_versus_single(f, *s.b, "cluster", "queues", &vmatch_stats_t::queues);
+    print_versus_single(f, *s.b, "cluster", "queues",
+                        [](const Cell &c) { return c.end.queues; });
 
     if (legend)
         fprintf(f, "\ncluster (c): memory at the peak of a gather whose every peer has m = 4 "

@@ -95,6 +95,9 @@ struct Cell {
     size_t diff_at = 0;
     std::string error;
     vmatch_stats_t end{}; // vmatch engines: vmatch_stats after the untimed pass
+    // and their policy's figures then (vmatch_stat; 0 when the policy keeps none): pnp's
+    // partners, and the levels of pnp (extraction rounds) and unified (collective levels)
+    uint64_t end_partners = 0, end_levels = 0;
     bool has_end = false;
 };
 

@@ -89,7 +89,7 @@ void write_json_workloads(FILE *f, const Report &rep, const char *ind)
             if (c.has_end)
                 end = fmt("{\"partners\": %llu, \"levels\": %llu, \"queues\": %llu, "
                           "\"bytes\": %llu, \"searches\": %llu, \"inspected\": %llu}",
-                          (unsigned long long)c.end.partners, (unsigned long long)c.end.levels,
+                          (unsigned long long)c.end_partners, (unsigned long long)c.end_levels,
                           (unsigned long long)c.end.queues, (unsigned long long)c.end.bytes,
                           (unsigned long long)c.end.searches,
                           (unsigned long long)c.end.inspected);

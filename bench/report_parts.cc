@@ -45,7 +45,7 @@ std::vector<Engine> versus_single_engines(const char *section, const char *polic
 }
 
 void print_versus_single(FILE *f, const Report &rep, const char *policy, const char *stat_name,
-                         uint64_t vmatch_stats_t::*stat)
+                         uint64_t (*stat)(const Cell &))
 {
     std::string ratio = std::string(policy) + "/single";
     int sw = (int)strlen(stat_name), rw = std::max(13, (int)ratio.size());
@@ -56,7 +56,7 @@ void print_versus_single(FILE *f, const Report &rep, const char *policy, const c
     size_t judged = find_engine(rep, on(policy, "llv"));
     for (const Row &row : rep.rows()) {
         std::string n = judged < row.cells.size() && row.cells[judged].has_end
-                            ? fmt("%llu", (unsigned long long)(row.cells[judged].end.*stat))
+                            ? fmt("%llu", (unsigned long long)(stat(row.cells[judged])))
                             : "-";
         fprintf(f, "  %-27s %6llu %*s", row.name.c_str(),
                 (unsigned long long)row.ref.max_pending, sw, n.c_str());

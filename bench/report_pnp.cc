@@ -8,9 +8,9 @@
 //           operation as a speedup over mpich and over single+llv for thresholds (t), caps
 //           (c) and pnp.move on / off, pnp over ll, and pnp-static with a profile recorded
 //           from the same workload; the same over the first iteration alone and over the
-//           later ones (x single+llv); vmatch_stats (partners, levels, queues) after one
-//           replay and the bytes at the peak; which (t, c, move) settings meet the target.
-//           Every replay is on a new instance (pnp would keep its partners otherwise).
+//           later ones (x single+llv); pnp.partners, pnp.levels (vmatch_stat) and queues
+//           after one replay and the bytes at the peak; which (t, c, move) settings meet the
+//           target. Every replay is on a new instance (pnp would keep its partners otherwise).
 //           mpich, 35 us per operation here, replays the first iteration alone and runs in
 //           4 of the 7 repetitions (--full: every iteration, every repetition, and the
 //           shortcut next to it); its first iteration is its fastest (1.1-1.4x in --full
@@ -211,7 +211,7 @@ void print_pnp_section(FILE *f, const Section &s, bool legend)
                 "single over the same\nstorage.  single: its median ns per operation; "
                 "pnp/single: the ratio of their times taken\nwithin each of %d repetitions, "
                 "median ±half the interquartile range (target: at most %.2f,\njudged in the "
-                "summary at the end).  partners: vmatch_stats of pnp+llv after one "
+                "summary at the end).  partners: vmatch_stat pnp.partners of pnp+llv after one "
                 "replay.\n\n",
                 sparse.options().reps, kSparseTarget);
     else
@@ -219,7 +219,8 @@ void print_pnp_section(FILE *f, const Section &s, bool legend)
                 "\npnp (b): pnp / single over the same storage, median of %d repetitions "
                 "±half IQR (below 1: pnp faster)\n",
                 sparse.options().reps);
-    print_versus_single(f, sparse, "pnp", "partners", &vmatch_stats_t::partners);
+    print_versus_single(f, sparse, "pnp", "partners",
+                        [](const Cell &c) { return c.end_partners; });
 
     if (!legend)
         fprintf(f, "\npnp (c): memory at the peak of a gather, every peer with 4 receives "

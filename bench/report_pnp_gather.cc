@@ -73,7 +73,8 @@ void gather_legend(FILE *f, const Report &rep, const std::string &yard_note)
     fprintf(
         f,
         "  inspected: entries a list walk would compare per search.  partners, levels "
-        "(extraction\n  rounds that took partners), queues: vmatch_stats after one "
+        "(extraction\n  rounds that took partners; vmatch_stat pnp.*), queues: vmatch_stats "
+        "after one "
         "replay (the untimed one);\n  KiB: bytes held at the peak.  t = pnp.threshold, "
         "c = pnp.cap, pnp.move on unless the\n  label says move=off (the thesis's "
         "levels); static: policy=pnp-static with a profile\n  recorded from the same "
@@ -147,8 +148,8 @@ void print_pnp_gather(FILE *f, const Report &rep, bool legend)
             }
             std::string part = "-", lev = "-", q = "-";
             if (c.has_end) {
-                part = fmt("%llu", (unsigned long long)c.end.partners);
-                lev = fmt("%llu", (unsigned long long)c.end.levels);
+                part = fmt("%llu", (unsigned long long)c.end_partners);
+                lev = fmt("%llu", (unsigned long long)c.end_levels);
                 q = fmt("%llu", (unsigned long long)c.end.queues);
             } else if (en[i].base) {
                 q = fmt("%llu", (unsigned long long)c.m.queues_peak);

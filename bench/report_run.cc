@@ -22,6 +22,13 @@ namespace vmr
 namespace
 {
 
+// A figure of e's policy by key (vmatch_stat), or 0 when the policy keeps none.
+uint64_t policy_figure(const vmatch_engine_t *e, const char *key)
+{
+    uint64_t v = 0;
+    return vmatch_stat(e, key, &v) == VMATCH_OK ? v : 0;
+}
+
 // The calls of a replay backend over a baseline.
 struct BaselineCalls {
     static vmb::Baseline *of(void *self) { return static_cast<vmb::Baseline *>(self); }
@@ -225,6 +232,9 @@ void Report::run(const std::string &name, const std::string &spec, bool sweep, s
         c.ok = !c.wrong;
         if (in->e) {
             vmatch_stats(in->e, &c.end);
+            c.end_partners = policy_figure(in->e, "pnp.partners");
+            c.end_levels =
+                policy_figure(in->e, "pnp.levels") + policy_figure(in->e, "unified.levels");
             c.has_end = true;
         }
     }

@@ -91,7 +91,7 @@ std::vector<Engine> versus_single_engines(const char *section, const char *polic
 // stat_name) after one replay, then per storage single's median ns per operation and
 // POLICY / single within each repetition (median ±half the interquartile range).
 void print_versus_single(FILE *f, const Report &rep, const char *policy, const char *stat_name,
-                         uint64_t vmatch_stats_t::*stat);
+                         uint64_t (*stat)(const Cell &));
 // Its targets: on each row, POLICY / single at most bound over every storage, "PREFIX ROW:
 // POLICY/single <= BOUND".
 std::vector<Target> versus_single_targets(const Report &rep, const char *policy,

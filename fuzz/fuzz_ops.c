@@ -13,8 +13,9 @@
  *
  * Allocation failures are injected through the engine's test hook (engine.h): a call that
  * returns VMATCH_ENOMEM while one is armed must have changed nothing, so the model is not
- * told of it, the memory, queues, partners and levels in vmatch_stats must be as before,
- * and every later answer still has to agree.  VMATCH_ENOMEM at any other time is a
+ * told of it, the memory and queues in vmatch_stats and the policy's own figures
+ * (vmatch_stat: pnp's partners and levels, hash's buckets and overflow queues) must be as
+ * before, and every later answer still has to agree.  VMATCH_ENOMEM at any other time is a
  * finding. */
 #include "fuzz.h"
 
@@ -40,7 +41,19 @@ typedef struct run {
     size_t op;         /* index of the operation, for messages */
     int pressure;      /* every call runs with a failure armed (OP_PRESSURE) */
     int64_t fail_next; /* armed for the next call only (OP_FAIL), or -1 */
+    unsigned kept;     /* bit i: the engine keeps figure figure_keys[i] */
 } run_t;
+
+/* The policies' figures a failed call must leave as they were (those the engine keeps). */
+static const char *const figure_keys[] = {"pnp.partners", "pnp.levels", "hash.table_buckets",
+                                          "hash.overflows", "hash.flat"};
+#define NFIG (sizeof figure_keys / sizeof figure_keys[0])
+
+/* What a failed call must not change: vmatch_stats and the figures the engine keeps. */
+typedef struct snapshot {
+    vmatch_stats_t st;
+    uint64_t fig[NFIG];
+} snapshot_t;
 
 /* The next byte, 0 once the input is used up. */
 static unsigned take(run_t *r)
@@ -117,6 +130,13 @@ static int make_engine(run_t *r)
     if (rc != VMATCH_OK)
         return 0;
     vmatch_layout(r->e, NULL, NULL, &r->tag_bits);
+    for (unsigned i = 0; i < NFIG; i++) {
+        uint64_t v;
+        rc = vmatch_stat(r->e, figure_keys[i], &v);
+        FUZZ_CHECK(rc == VMATCH_OK || rc == VMATCH_EUNSUPPORTED, "'%s': vmatch_stat(%s) = %d",
+                   r->spec, figure_keys[i], rc);
+        r->kept |= (unsigned)(rc == VMATCH_OK) << i;
+    }
     if (b2 & 0x80) {
         r->cls1 = vmatch_coll_class(r->e, VMATCH_COLL_ALLREDUCE, 8, NPROCS);
         FUZZ_CHECK(r->cls1 >= 1, "'%s': no collective class", r->spec);
@@ -169,23 +189,38 @@ static void agree(const run_t *r, const char *what, int got, const void *got_p, 
                got_p, want, want_p);
 }
 
+/* What the engine holds now, into *sn. */
+static void snapshot(const run_t *r, snapshot_t *sn)
+{
+    vmatch_stats(r->e, &sn->st);
+    for (unsigned i = 0; i < NFIG; i++) {
+        sn->fig[i] = 0;
+        if (r->kept >> i & 1)
+            FUZZ_CHECK(vmatch_stat(r->e, figure_keys[i], &sn->fig[i]) == VMATCH_OK,
+                       "'%s': vmatch_stat(%s) failed: %s", r->spec, figure_keys[i],
+                       vmatch_last_error());
+    }
+}
+
 /* After a call failed with VMATCH_ENOMEM: the engine holds what it held before, bytes and
  * queues included (the profile table a failed append grew goes back; pnp's wildcard queue a
- * failed post made is destroyed: both were found this way). */
-static void unchanged(const run_t *r, const vmatch_stats_t *before, const char *what)
+ * failed post made is destroyed: both were found this way), and the policy's figures. */
+static void unchanged(const run_t *r, const snapshot_t *before, const char *what)
 {
-    vmatch_stats_t st;
-    vmatch_stats(r->e, &st);
-    FUZZ_CHECK(st.bytes == before->bytes && st.queues == before->queues &&
-                   st.partners == before->partners && st.levels == before->levels,
+    snapshot_t now;
+    snapshot(r, &now);
+    FUZZ_CHECK(now.st.bytes == before->st.bytes && now.st.queues == before->st.queues,
                "'%s' operation %zu (%s) failed with VMATCH_ENOMEM but changed the engine: "
-               "bytes %llu -> %llu, queues %llu -> %llu, partners %llu -> %llu, levels %llu "
-               "-> %llu",
-               r->spec, r->op, what, (unsigned long long)before->bytes,
-               (unsigned long long)st.bytes, (unsigned long long)before->queues,
-               (unsigned long long)st.queues, (unsigned long long)before->partners,
-               (unsigned long long)st.partners, (unsigned long long)before->levels,
-               (unsigned long long)st.levels);
+               "bytes %llu -> %llu, queues %llu -> %llu",
+               r->spec, r->op, what, (unsigned long long)before->st.bytes,
+               (unsigned long long)now.st.bytes, (unsigned long long)before->st.queues,
+               (unsigned long long)now.st.queues);
+    for (unsigned i = 0; i < NFIG; i++)
+        FUZZ_CHECK(now.fig[i] == before->fig[i],
+                   "'%s' operation %zu (%s) failed with VMATCH_ENOMEM but changed %s: %llu -> "
+                   "%llu",
+                   r->spec, r->op, what, figure_keys[i], (unsigned long long)before->fig[i],
+                   (unsigned long long)now.fig[i]);
 }
 
 /* Run the operation of kind byte c on the engine and, unless it failed as armed, on the
@@ -195,8 +230,8 @@ static void step(run_t *r, unsigned c, int armed)
     static const char *const names[] = {"post",    "arrive", "probe",
                                         "improbe", "cancel", "remove_unexpected"};
     unsigned k = c & 7, a = take(r);
-    vmatch_stats_t before;
-    vmatch_stats(r->e, &before);
+    snapshot_t before;
+    snapshot(r, &before);
     uint32_t cls = cls_of(r, a & 1);
     vmatch_bits_t bits, care;
     void *got = NULL, *want = NULL;

@@ -39,12 +39,34 @@
  *
  * Errors
  *   Every function that returns int returns >= 0 on success and a negative VMATCH_E* code
- *   on failure.  A failed call changes nothing.  vmatch_strerror names a code;
- *   vmatch_last_error gives the detail of the calling thread's last failure.
+ *   on failure.  A failed call changes nothing.  VMATCH_OK and VMATCH_QUEUED are the same
+ *   value, 0: a post or an arrival that queued its entry succeeded like any other call.
+ *   vmatch_strerror names a code; vmatch_last_error gives the detail of the calling
+ *   thread's last failure.  VMATCH_ENOTFOUND (a probe, cancel or search that found
+ *   nothing) is an answer, not a failure: it leaves that detail as it was.
+ *
+ * Compatibility
+ *   From version 1.0 on, names are only added (a released function, constant or field keeps
+ *   its name and meaning), and a program built against an older header of the same major
+ *   version keeps running with a newer library.  Before 1.0 a minor version may change the
+ *   ABI (0.2 moved the policies' figures out of vmatch_stats_t); the shared library's soname
+ *   then carries major.minor (libvmatch.so.0.2), so rebuild what links it.  The structs the
+ *   library fills grow by these rules:
+ *   - vmatch_stats_t is fixed: vmatch_stats writes exactly its six fields, in every version.
+ *     Further figures, of the engine or of one policy, become keys of vmatch_stat, never
+ *     fields.
+ *   - A struct of an extension header (vmatch_unified.h: the figures of one policy) only
+ *     grows at its end and is filled by vmatch_stat_struct, which takes the caller's sizeof:
+ *     the library fills what both it and the caller know, zeroes the caller's bytes past
+ *     its own struct, and refuses a size below the struct's first version.  The extension
+ *     header's own call passes the size for the caller.
+ *   This header names no policy: what only one policy keeps comes by key (vmatch_stat,
+ *   vmatch_stat_struct) or from that policy's extension header.
  */
 #ifndef VMATCH_H
 #define VMATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -52,13 +74,13 @@ extern "C" {
 #endif
 
 #define VMATCH_VERSION_MAJOR 0
-#define VMATCH_VERSION_MINOR 1
+#define VMATCH_VERSION_MINOR 2
 #define VMATCH_VERSION_PATCH 0
 
 typedef struct vmatch_engine vmatch_engine_t;
 typedef uint64_t vmatch_bits_t;
 
-/* Results: >= 0 success, < 0 error. */
+/* Results: >= 0 success, < 0 error.  VMATCH_OK == VMATCH_QUEUED == 0. */
 enum { VMATCH_OK = 0 };
 enum { VMATCH_QUEUED = 0, VMATCH_MATCHED = 1, VMATCH_DEFERRED = 2 };
 enum {
@@ -69,12 +91,18 @@ enum {
     VMATCH_EIO = -5           /* a file could not be opened, read or written */
 };
 
-/* Name of a result code ("VMATCH_EINVAL: invalid argument"); never NULL. */
+/* Name of a result code ("VMATCH_EINVAL: invalid argument"); never NULL.  0 is both
+ * VMATCH_OK and VMATCH_QUEUED, and its text names both ("VMATCH_OK / VMATCH_QUEUED: ..."). */
 const char *vmatch_strerror(int code);
 
-/* Detail of the calling thread's last failed call, for example
- * "spec: unknown key 'polcy'".  Empty string when there is none.  Valid until the next
- * failing call on this thread. */
+/* Detail of the calling thread's last failure, for example "spec: unknown key 'polcy'":
+ * every call that fails (a negative code other than VMATCH_ENOTFOUND) records one, on the
+ * thread that made it.  A successful call does NOT clear it (that would cost the matching
+ * paths a store), so it describes the last failure, however many calls succeeded since:
+ * read it when a call has just returned an error.  Empty before the thread's first failure.
+ * Under threads=multi, a deferred arrival that fails to queue (the callback's
+ * VMATCH_ENOMEM) records its detail on the thread that drained it.  The text stays valid
+ * until the thread's next failure. */
 const char *vmatch_last_error(void);
 
 /* Create an engine from a spec string: "key=value" words separated by blanks, for example
@@ -193,10 +221,27 @@ enum {
 /* A small class id (>= 1) for collective traffic of operation op, message size msg_bytes
  * and communicator size comm_size.  Sizes fall into power-of-two classes (the bit length
  * of msg_bytes), so 1000 and 1023 bytes share a class.  Ids are dense, handed out in
- * first-seen order, and stable for the engine's lifetime.  Returns 0 (point-to-point, always
- * safe) when e is NULL or the class table cannot grow. */
+ * first-seen order.
+ *
+ * Every key (op, size class, comm_size) gets one answer for the engine's lifetime, failure
+ * included, so a caller may compute the class afresh for each post and each arrival:
+ * receives and messages of the same traffic always agree.  On failure the answer is 0, the
+ * point-to-point class, which matches exactly as the key's own class would (engines route
+ * by class, never match by it; collectives keep their own context id), only without the
+ * collective routing.  Failure is: e NULL (VMATCH_EINVAL), or no room for a new class: an
+ * allocation failed or 65535 classes exist (VMATCH_ENOMEM).  After the first failure for
+ * want of room the table is closed: keys that have an id keep it, every new key gets 0,
+ * even once memory is back (otherwise a key could get 0 for a receive and an id for its
+ * message).  Each failure records its detail for vmatch_last_error; vmatch_coll_class_get
+ * returns the code. */
 uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size);
+
+/* vmatch_coll_class with its failure as a code: VMATCH_OK with the id (>= 1) in *cls, or
+ * VMATCH_EINVAL (NULL e or cls) / VMATCH_ENOMEM (no room, see above) with 0 in *cls (unless
+ * cls is NULL): the class to use anyway. */
+int vmatch_coll_class_get(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                          uint32_t comm_size, uint32_t *cls);
 
 /* MPI packing with the engine's layout: spec keys layout.ctx / layout.src / layout.tag (bit
  * widths; the tag takes the low bits, the source the next, the context the top), or a named
@@ -227,12 +272,13 @@ void vmatch_layout(const vmatch_engine_t *e, unsigned *ctx_bits, unsigned *src_b
 void vmatch_layout_shifts(const vmatch_engine_t *e, unsigned *ctx_shift, unsigned *src_shift,
                           unsigned *tag_shift);
 
+/* The engine's figures.  This struct is fixed (see Compatibility): vmatch_stats writes
+ * these six fields in every version; further figures are keys of vmatch_stat. */
 typedef struct {                  /* current and cumulative figures */
     uint64_t posted, unexpected;  /* entries queued now */
     uint64_t searches, inspected; /* searches made, entries compared in them */
     uint64_t queues, bytes;       /* queues allocated, bytes held now */
-    uint64_t partners, levels;    /* PNP / unified: partners found, levels built */
-} vmatch_stats_t;
+} vmatch_stats_t;                 /* policy-specific figures: by key, not in this struct */
 
 /* Fill *out.  `searches` counts every queue walk (matching, probing, cancel and
  * remove-by-handle); `inspected` every entry compared in them.  `bytes` is all memory the
@@ -240,29 +286,25 @@ typedef struct {                  /* current and cumulative figures */
  * zeros. */
 void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out);
 
-/* The queues of one class under policy=unified (docs/unified.md), per side: index 0 is the
- * PRQ, 1 the UMQ.  A collective class's first call runs through the profiling queue that all
- * classes share; its profile then asks for `wanted` queues, and its operation's levels hold
- * them (a level opens when a class of the operation wants more queues than the newest one has
- * and the cap leaves room). */
-#define VMATCH_MAX_LEVELS 16
-typedef struct {
-    uint32_t op;          /* the class's operation; 0 for class 0 and unknown ids */
-    uint32_t profiled[2]; /* 1 once its first call has been profiled */
-    double traversal[2];  /* entries inspected per search of it in the profiling queue */
-    uint32_t wanted[2];   /* queues its profile asks for */
-    uint32_t levels[2];   /* levels of its operation, searched in this order */
-    uint32_t level_queues[2][VMATCH_MAX_LEVELS]; /* queues of each level */
-    uint32_t coll_queues[2]; /* queues of every level of the side, all operations */
-    uint32_t coll_cap[2];    /* their cap: unified.kc * sqrt(nprocs) */
-    uint64_t profiling[2];   /* entries in the profiling queue now, all classes */
-    uint64_t p2p_queues[2];  /* queues of the point-to-point structure (class 0) */
-} vmatch_class_stats_t;
+/* One figure by key, into *value.  The keys (README.md, "Statistics keys", lists them all):
+ * the engine's, without a prefix: "posted", "unexpected", "searches", "inspected", "queues",
+ * "bytes" (the fields of vmatch_stats_t); and a policy's, under its module's prefix, for
+ * example "pnp.partners", "pnp.levels", "unified.levels", "hash.flat".  A policy that
+ * builds on another answers that one's keys too (policy=unified unified.p2p=pnp answers
+ * "pnp.partners").  Returns VMATCH_OK, VMATCH_EINVAL (NULL argument, a key no module has,
+ * or a key that names a struct: use vmatch_stat_struct), or VMATCH_EUNSUPPORTED: a key of
+ * a policy this engine does not run, so that a tool asking every engine the same keys can
+ * tell a typo from a figure that does not apply.  *value is untouched on error. */
+int vmatch_stat(const vmatch_engine_t *e, const char *key, uint64_t *value);
 
-/* Fill *out for class cls (0: point-to-point; the other fields stay zero).  VMATCH_OK,
- * VMATCH_EINVAL (NULL argument), or VMATCH_EUNSUPPORTED when the engine's policy keeps no
- * queues per class (every policy but unified). */
-int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stats_t *out);
+/* A policy's figures that come as a struct, declared in that policy's extension header
+ * (key "unified.class": vmatch_class_stats_t of vmatch_unified.h, for class arg), which
+ * also gives a call that wraps this one.  size is the caller's sizeof(*out): the library
+ * fills what both know and zeroes the rest (see Compatibility).  The same returns as
+ * vmatch_stat, and VMATCH_EINVAL for a size below the struct's first version (or a key
+ * that names a number); *out is untouched on error. */
+int vmatch_stat_struct(const vmatch_engine_t *e, const char *key, uint32_t arg, void *out,
+                       size_t size);
 
 /* Write the profile of the traffic seen so far to path (format in docs/workloads.md: a header
  * with the layout and nprocs, then one line per (context, source) with its PRQ and UMQ

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "hooks.h"
 #include "simd.h"
+#include "vmatch_unified.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -369,6 +370,23 @@ static int check_classes(run_t *r, const char *after)
     return 1;
 }
 
+/** Figure k's value by key, or 0 when the engine's policy keeps none (VMATCH_EUNSUPPORTED).
+ * Whether the engine keeps it is asked once per run (r->figures), so that the calls after
+ * every operation do not each make an error message. */
+static uint64_t figure(run_t *r, unsigned k, const char *key)
+{
+    unsigned asked = 1u << (2 * k + 1), kept = 1u << (2 * k);
+    uint64_t v = 0;
+    if (!(r->figures & asked)) {
+        r->figures |= asked;
+        if (vmatch_stat(r->e, key, &v) != VMATCH_OK)
+            return 0;
+        r->figures |= kept;
+        return v;
+    }
+    return (r->figures & kept) && vmatch_stat(r->e, key, &v) == VMATCH_OK ? v : 0;
+}
+
 /** Engine queue lengths against the model's, and the cumulative counters never fall. */
 static int check_stats(run_t *r, const char *after)
 {
@@ -382,15 +400,18 @@ static int check_stats(run_t *r, const char *after)
         return mismatch(r, "after %s: searches/inspected went down", after);
     if (st.bytes == 0)
         return mismatch(r, "after %s: stats bytes == 0 for a live engine", after);
-    if (st.partners > r->partner_bound)
+    /* pnp's partners (with unified.p2p=pnp too), pnp's rounds and unified's levels */
+    uint64_t partners = figure(r, 0, "pnp.partners");
+    uint64_t levels = figure(r, 1, "pnp.levels") + figure(r, 2, "unified.levels");
+    if (partners > r->partner_bound)
         return mismatch(r, "after %s: %" PRIu64 " partners, more than the bound %" PRIu64,
-                        after, st.partners, r->partner_bound);
+                        after, partners, r->partner_bound);
     if (r->class_stats && !check_classes(r, after))
         return 0;
     r->last_searches = st.searches;
     r->last_inspected = st.inspected;
-    r->max_partners = st.partners > r->max_partners ? st.partners : r->max_partners;
-    r->max_levels = st.levels > r->max_levels ? st.levels : r->max_levels;
+    r->max_partners = partners > r->max_partners ? partners : r->max_partners;
+    r->max_levels = levels > r->max_levels ? levels : r->max_levels;
     return 1;
 }
 

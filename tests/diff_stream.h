@@ -58,6 +58,7 @@ typedef struct run {
     enum pressure pressure; /* allocation failures armed in this phase */
     uint64_t last_searches, last_inspected;
     uint64_t partner_bound, max_partners, max_levels; /* stats: partners never pass the bound */
+    unsigned figures; /* figure k (diff_stream.c): bit 2k + 1 once asked, 2k when kept */
     uint64_t n_enomem, n_matched, max_prq, max_umq, n_ops[NOPS];
 } run_t;
 

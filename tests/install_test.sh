@@ -18,7 +18,7 @@ cp "$src/examples/example.c" "$tmp/consumer/"
 cat >"$tmp/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C)
-find_package(vmatch 0.1 REQUIRED)
+find_package(vmatch 0.2 REQUIRED)
 add_executable(app_shared example.c)
 target_link_libraries(app_shared PRIVATE vmatch::vmatch)
 add_executable(app_static example.c)

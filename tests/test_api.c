@@ -1,5 +1,6 @@
 /* test_api.c -- the public API by hand: NULL arguments, error names, collective classes,
- * statistics, and the MPI ordering rules on small scenarios. */
+ * statistics and figures by key, the detail of the last failure, and the MPI ordering rules
+ * on small scenarios. */
 /* pthreads are POSIX, outside strict C11. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -71,10 +72,18 @@ static void test_null_engine(void)
     CHECK(out == &r3);
     CHECK_EQ(vmatch_profile_save(NULL, "/tmp/vmatch-test-api.prof"), VMATCH_EINVAL);
     CHECK_EQ(vmatch_coll_class(NULL, VMATCH_COLL_BCAST, 64, 4), 0);
+    CHECK(strstr(vmatch_last_error(), "coll_class") != NULL);
+    uint32_t cls = 77;
+    CHECK_EQ(vmatch_coll_class_get(NULL, VMATCH_COLL_BCAST, 64, 4, &cls), VMATCH_EINVAL);
+    CHECK_EQ(cls, 0);
+    uint64_t v = 5;
+    CHECK_EQ(vmatch_stat(NULL, "posted", &v), VMATCH_EINVAL);
+    CHECK_EQ(v, 5);
+    CHECK_EQ(vmatch_stat_struct(NULL, "unified.class", 0, &st, sizeof st), VMATCH_EINVAL);
     memset(&st, 0xab, sizeof st);
     vmatch_stats(NULL, &st);
     CHECK(st.posted == 0 && st.unexpected == 0 && st.searches == 0 && st.inspected == 0);
-    CHECK(st.queues == 0 && st.bytes == 0 && st.partners == 0 && st.levels == 0);
+    CHECK(st.queues == 0 && st.bytes == 0);
     vmatch_destroy(NULL);
     CHECK(vmatch_last_error()[0] != '\0');
 }
@@ -148,7 +157,12 @@ static void test_strerror(void)
         for (j = 0; j < i; j++)
             CHECK(strcmp(s, vmatch_strerror(codes[j])) != 0);
     }
-    CHECK(vmatch_strerror(VMATCH_MATCHED) != NULL);
+    /* 0 is VMATCH_OK and VMATCH_QUEUED both, and its text says so. */
+    CHECK_EQ(VMATCH_QUEUED, VMATCH_OK);
+    CHECK(strstr(vmatch_strerror(VMATCH_QUEUED), "VMATCH_OK") != NULL);
+    CHECK(strstr(vmatch_strerror(VMATCH_QUEUED), "VMATCH_QUEUED") != NULL);
+    CHECK(strstr(vmatch_strerror(VMATCH_MATCHED), "VMATCH_MATCHED") != NULL);
+    CHECK(strstr(vmatch_strerror(VMATCH_DEFERRED), "VMATCH_DEFERRED") != NULL);
     CHECK(vmatch_strerror(12345) != NULL);
     CHECK(vmatch_strerror(INT32_MIN) != NULL);
 }
@@ -353,12 +367,163 @@ static void test_enomem(void)
     CHECK(lengths_are(e, (uint64_t)i, 0));
     CHECK_EQ(vmatch_arrive(e, msg_of(e, 1, 2), 0, &m1, &out), VMATCH_MATCHED);
     CHECK(out == &reqs[0]);
+    vmatch_destroy(e);
+}
 
-    /* A class table that cannot grow gives 0 (point-to-point) and spends no id. */
+/** A class table that cannot grow gives 0 (point-to-point), says why, and closes: every new
+ * key gets 0 from then on, keys with an id keep it, so a key never gets two answers. */
+static void test_coll_class_enomem(void)
+{
+    vmatch_engine_t *e = make("policy=unified nprocs=16");
+    uint32_t ids[16], cls = 99;
+    /* The table's first allocation holds 16 classes. */
+    for (uint32_t i = 0; i < 16; i++)
+        ids[i] = vmatch_coll_class(e, VMATCH_COLL_BCAST, 8, i + 1);
+    CHECK_EQ(ids[0], 1);
+    CHECK_EQ(ids[15], 16);
     vm_engine_mem(e)->fail_after = 0;
     CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8), 0);
+    CHECK(strstr(vmatch_last_error(), "coll_class") != NULL);
+    CHECK(strstr(vmatch_last_error(), "out of memory") != NULL);
     vm_engine_mem(e)->fail_after = -1;
-    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8), 1);
+    /* Memory is back; the key still gets 0, and the variant says why. */
+    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8), 0);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_BARRIER, 0, 8, &cls), VMATCH_ENOMEM);
+    CHECK_EQ(cls, 0);
+    CHECK(strstr(vmatch_last_error(), "closed") != NULL);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_REDUCE, 4, 2, &cls), VMATCH_ENOMEM);
+    CHECK_EQ(cls, 0);
+    /* Keys handed out before keep their ids; the variant succeeds on them. */
+    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_BCAST, 8, 16), 16);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_BCAST, 8, 1, &cls), VMATCH_OK);
+    CHECK_EQ(cls, ids[0]);
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_BCAST, 8, 1, NULL), VMATCH_EINVAL);
+    /* The fallback class matches what it should: a receive and its message, both class 0. */
+    vmatch_bits_t b, c;
+    void *out = NULL;
+    uint32_t k = vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8);
+    recv_of(e, 1, 2, &b, &c);
+    CHECK_EQ(vmatch_post(e, b, c, k, &r1, &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_arrive(e, msg_of(e, 1, 2), vmatch_coll_class(e, VMATCH_COLL_BARRIER, 0, 8),
+                           &m1, &out),
+             VMATCH_MATCHED);
+    CHECK(out == &r1);
+    vmatch_destroy(e);
+
+    /* An engine whose table never grew: the first class already fails, and stays 0. */
+    e = make("");
+    vm_engine_mem(e)->fail_after = 0;
+    CHECK_EQ(vmatch_coll_class_get(e, VMATCH_COLL_SCAN, 1, 2, &cls), VMATCH_ENOMEM);
+    vm_engine_mem(e)->fail_after = -1;
+    CHECK_EQ(vmatch_coll_class(e, VMATCH_COLL_SCAN, 1, 2), 0);
+    vmatch_destroy(e);
+}
+
+/** Figures by key: the engine's keys are vmatch_stats's fields; a policy answers its own
+ * keys; an unknown key is EINVAL, another policy's EUNSUPPORTED; errors leave *value. */
+static void test_stat_keys(void)
+{
+    vmatch_engine_t *e = make("policy=pnp nprocs=64 pnp.threshold=4");
+    vmatch_stats_t st;
+    uint64_t v;
+    void *out = NULL;
+    static int reqs[12];
+    vmatch_bits_t b, c;
+    for (int i = 0; i < 12; i++) {
+        recv_of(e, 3, i, &b, &c);
+        CHECK_EQ(vmatch_post(e, b, c, 0, &reqs[i], &out), VMATCH_QUEUED);
+    }
+    vmatch_stats(e, &st);
+    const char *const keys[] = {"posted",    "unexpected", "searches",
+                                "inspected", "queues",     "bytes"};
+    const uint64_t want[] = {st.posted,    st.unexpected, st.searches,
+                             st.inspected, st.queues,     st.bytes};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        v = 12345;
+        CHECK_EQ(vmatch_stat(e, keys[i], &v), VMATCH_OK);
+        CHECK_EQ(v, want[i]);
+    }
+    CHECK_EQ(want[0], 12);
+    /* Twelve receives from source 3, threshold 4: source 3 became a partner. */
+    v = 0;
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &v), VMATCH_OK);
+    CHECK_EQ(v, 1);
+    v = 0;
+    CHECK_EQ(vmatch_stat(e, "pnp.levels", &v), VMATCH_OK);
+    CHECK_EQ(v, 1);
+
+    v = 777;
+    CHECK_EQ(vmatch_stat(e, "pnp.partner", &v), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "unknown key 'pnp.partner'") != NULL);
+    CHECK_EQ(vmatch_stat(e, "", &v), VMATCH_EINVAL);
+    /* A spec key is no figure. */
+    CHECK_EQ(vmatch_stat(e, "pnp.threshold", &v), VMATCH_EINVAL);
+    CHECK_EQ(vmatch_stat(e, "unified.levels", &v), VMATCH_EUNSUPPORTED);
+    CHECK(strstr(vmatch_last_error(), "policy=pnp") != NULL);
+    CHECK(strstr(vmatch_last_error(), "unified.levels") != NULL);
+    CHECK_EQ(vmatch_stat(e, "hash.flat", &v), VMATCH_EUNSUPPORTED);
+    /* A struct's key through the number call, and the other way round. */
+    CHECK_EQ(vmatch_stat(e, "unified.class", &v), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "vmatch_stat_struct") != NULL);
+    CHECK_EQ(vmatch_stat_struct(e, "pnp.partners", 0, &st, sizeof st), VMATCH_EINVAL);
+    CHECK_EQ(vmatch_stat_struct(e, "unified.class", 0, &st, sizeof st), VMATCH_EUNSUPPORTED);
+    CHECK_EQ(vmatch_stat(e, NULL, &v), VMATCH_EINVAL);
+    CHECK_EQ(vmatch_stat(e, "posted", NULL), VMATCH_EINVAL);
+    CHECK_EQ(v, 777);
+    vmatch_destroy(e);
+
+    /* policy=single keeps no figure of its own. */
+    e = make("policy=single");
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &v), VMATCH_EUNSUPPORTED);
+    CHECK_EQ(vmatch_stat(e, "queues", &v), VMATCH_OK);
+    CHECK_EQ(v, 2);
+    vmatch_destroy(e);
+
+    /* policy=hash: its table buckets appear with its first entries. */
+    e = make("policy=hash hash.buckets=64");
+    v = 1;
+    CHECK_EQ(vmatch_stat(e, "hash.table_buckets", &v), VMATCH_OK);
+    CHECK_EQ(v, 0);
+    recv_of(e, 3, 1, &b, &c);
+    CHECK_EQ(vmatch_post(e, b, c, 0, &reqs[0], &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_stat(e, "hash.table_buckets", &v), VMATCH_OK);
+    CHECK_EQ(v, 64);
+    CHECK_EQ(vmatch_stat(e, "hash.flat", &v), VMATCH_OK);
+    CHECK(v <= 1);
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &v), VMATCH_EUNSUPPORTED);
+    vmatch_destroy(e);
+}
+
+/** vmatch_last_error describes the last failure: a success does not clear it, an answer of
+ * VMATCH_ENOTFOUND leaves it, the next failure replaces it. */
+static void test_last_error_kept(void)
+{
+    vmatch_engine_t *e = make("");
+    vmatch_bits_t b, c;
+    void *out = NULL;
+    char first[256];
+    CHECK_EQ(vmatch_cancel(e, NULL), VMATCH_EINVAL);
+    snprintf(first, sizeof first, "%s", vmatch_last_error());
+    CHECK(strstr(first, "cancel") != NULL);
+    /* Successes of every kind, and the answers that find nothing. */
+    recv_of(e, 1, 1, &b, &c);
+    CHECK_EQ(vmatch_post(e, b, c, 0, &r1, &out), VMATCH_QUEUED);
+    CHECK_EQ(vmatch_arrive(e, msg_of(e, 1, 1), 0, &m1, &out), VMATCH_MATCHED);
+    CHECK_EQ(vmatch_probe(e, b, c, 0, 0, &out), VMATCH_ENOTFOUND);
+    CHECK_EQ(vmatch_cancel(e, &r1), VMATCH_ENOTFOUND);
+    CHECK_EQ(vmatch_remove_unexpected(e, &m1), VMATCH_ENOTFOUND);
+    CHECK_EQ(vmatch_match_posted(e, b, 0, &out), VMATCH_ENOTFOUND);
+    CHECK(vmatch_coll_class(e, VMATCH_COLL_BCAST, 1, 2) >= 1);
+    uint64_t v;
+    CHECK_EQ(vmatch_stat(e, "posted", &v), VMATCH_OK);
+    vmatch_engine_t *f = make("policy=single");
+    vmatch_destroy(f);
+    CHECK(strcmp(vmatch_last_error(), first) == 0);
+    /* The next failure replaces it, whatever the call. */
+    CHECK_EQ(vmatch_simd_available("avx9000"), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "avx9000") != NULL);
+    CHECK_EQ(vmatch_stat(e, "no.such", &v), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "no.such") != NULL);
     vmatch_destroy(e);
 }
 
@@ -392,6 +557,9 @@ int main(void)
     test_classes();
     test_counters();
     test_enomem();
+    test_coll_class_enomem();
+    test_stat_keys();
+    test_last_error_kept();
     test_last_error_thread();
     return check_report("test_api");
 }

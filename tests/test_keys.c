@@ -1,10 +1,11 @@
 /* test_keys.c -- the modules' key tables: the README's key table is the one the code
  * generates (every key, its default, its bounds), every key round-trips through
  * vmatch_describe, a module's keys appear only when the module is in use, and the modules'
- * configs fit vm_config_t.
+ * configs fit vm_config_t.  The same for the statistics keys (vmatch_stat): the README's
+ * table is the generated one, and each key is kept by its module's policy and by no other.
  *
  *   test_keys README.md           check
- *   test_keys --write README.md   regenerate the table between the markers */
+ *   test_keys --write README.md   regenerate the tables between the markers */
 #include "check.h"
 #include "module.h"
 #include "spec.h"
@@ -14,8 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BEGIN "<!-- keys:begin -->\n"
-#define END   "<!-- keys:end -->"
+/* A table the code generates and the README shows between two markers. */
+typedef struct doc_table {
+    const char *begin, *end, *what;
+    size_t (*gen)(char *buf, size_t len);
+} doc_table_t;
+
+static const doc_table_t key_table = {"<!-- keys:begin -->\n", "<!-- keys:end -->", "key table",
+                                      vm_spec_table};
+static const doc_table_t stat_table = {"<!-- stats:begin -->\n", "<!-- stats:end -->",
+                                       "statistics table", vm_stat_table};
 
 /* The whole file at path, terminated, or NULL. */
 static char *slurp(const char *path, size_t *len)
@@ -34,29 +43,29 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static char *table(void)
+static char *table(const doc_table_t *t)
 {
-    size_t n = vm_spec_table(NULL, 0);
-    char *t = malloc(n + 1);
-    REQUIRE(t != NULL);
-    REQUIRE(vm_spec_table(t, n + 1) == n && strlen(t) == n);
-    return t;
+    size_t n = t->gen(NULL, 0);
+    char *text = malloc(n + 1);
+    REQUIRE(text != NULL);
+    REQUIRE(t->gen(text, n + 1) == n && strlen(text) == n);
+    return text;
 }
 
-/* The README's table is the generated one; with write, make it so. */
-static int readme(const char *path, int write)
+/* The README's table t is the generated one; with write, make it so. */
+static int readme(const char *path, const doc_table_t *t, int write)
 {
     size_t len = 0;
-    char *doc = slurp(path, &len), *gen = table();
+    char *doc = slurp(path, &len), *gen = table(t);
     REQUIRE(doc != NULL);
-    char *b = strstr(doc, BEGIN), *e = b ? strstr(b, END) : NULL;
+    char *b = strstr(doc, t->begin), *e = b ? strstr(b, t->end) : NULL;
     if (!b || !e) {
-        fprintf(stderr, "%s: no %s ... %s markers around the key table\n", path, "keys:begin",
-                "keys:end");
+        fprintf(stderr, "%s: no %.*s ... %s markers around the %s\n", path,
+                (int)strlen(t->begin) - 1, t->begin, t->end, t->what);
         CHECK(0);
         return 0;
     }
-    b += strlen(BEGIN);
+    b += strlen(t->begin);
     int same = (size_t)(e - b) == strlen(gen) && memcmp(b, gen, strlen(gen)) == 0;
     if (write && !same) {
         FILE *f = fopen(path, "wb");
@@ -65,12 +74,12 @@ static int readme(const char *path, int write)
         fputs(gen, f);
         fputs(e, f);
         REQUIRE(fclose(f) == 0);
-        printf("%s: key table rewritten\n", path);
+        printf("%s: %s rewritten\n", path, t->what);
     } else if (!same) {
         fprintf(stderr,
-                "%s: the key table differs from the code's key tables; regenerate it with "
+                "%s: the %s differs from the code's tables; regenerate it with "
                 "`test_keys --write README.md` (build/*/tests/).  The code's table:\n%s",
-                path, gen);
+                path, t->what, gen);
     }
     CHECK(same || write);
     free(doc);
@@ -82,6 +91,47 @@ static int readme(const char *path, int write)
  * others ignore it). */
 #define EMPTY_PROFILE "test_keys.profile"
 
+/* The figures of module m (vmatch_stat keys): in the statistics table, under its prefix,
+ * none named as a spec key, each kept by e (an engine of m's first policy) and by no engine
+ * of policy=single, which keeps none. */
+static void stat_keys(const vm_module_t *m, const vmatch_engine_t *e, const char *stats)
+{
+    vmatch_engine_t *single = NULL;
+    REQUIRE(vmatch_create("policy=single", &single) == VMATCH_OK);
+    CHECK(m->nstat_keys == 0 || (m->prefix && m->policies && m->stat_keys));
+    for (unsigned k = 0; k < m->nstat_keys; k++) {
+        const vm_stat_key_t *key = &m->stat_keys[k];
+        const vm_module_t *owner = NULL;
+        char row[96];
+        snprintf(row, sizeof row, "| `%s` | ", key->name);
+        CHECK(strstr(stats, row) != NULL);
+        CHECK(strncmp(key->name, m->prefix, strlen(m->prefix)) == 0 &&
+              key->name[strlen(m->prefix)] == '.');
+        CHECK(vm_stat_key_find(key->name, &owner) == key && owner == m);
+        CHECK(key->help && key->help[0]);
+        const vm_module_t *o;
+        for (unsigned i = 0; (o = vm_module_at(i)) != NULL; i++)
+            for (unsigned j = 0; j < o->nkeys; j++)
+                CHECK(strcmp(o->keys[j].name, key->name) != 0);
+        uint64_t v;
+        _Alignas(16) unsigned char buf[VM_STAT_STRUCT_BYTES];
+        if (key->size) {
+            CHECK(key->min_size > 0 && key->min_size <= key->size &&
+                  key->size <= VM_STAT_STRUCT_BYTES);
+            CHECK_EQ(vmatch_stat_struct(e, key->name, 0, buf, key->size), VMATCH_OK);
+            CHECK_EQ(vmatch_stat_struct(single, key->name, 0, buf, key->size),
+                     VMATCH_EUNSUPPORTED);
+            CHECK_EQ(vmatch_stat(e, key->name, &v), VMATCH_EINVAL);
+        } else {
+            CHECK_EQ(key->min_size, 0);
+            CHECK_EQ(vmatch_stat(e, key->name, &v), VMATCH_OK);
+            CHECK_EQ(vmatch_stat(single, key->name, &v), VMATCH_EUNSUPPORTED);
+            CHECK_EQ(vmatch_stat_struct(e, key->name, 0, buf, sizeof buf), VMATCH_EINVAL);
+        }
+    }
+    vmatch_destroy(single);
+}
+
 /* Every key of every module: in the table with its default, and vmatch_describe shows the
  * key exactly when its module is in use. */
 static void every_key(void)
@@ -90,7 +140,7 @@ static void every_key(void)
     REQUIRE(f != NULL);
     fputs("vmatch-profile 1\nlayout 16 24 24\nnprocs 16\n", f);
     REQUIRE(fclose(f) == 0);
-    char *gen = table();
+    char *gen = table(&key_table), *stats = table(&stat_table);
     const vm_module_t *m;
     for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++) {
         CHECK(m->nkeys == 0 || (m->prefix && m->keys && m->cfg_default));
@@ -118,9 +168,23 @@ static void every_key(void)
             snprintf(word, sizeof word, " %s=", m->keys[k].name);
             CHECK(strstr(vmatch_describe(e), word) != NULL);
         }
+        stat_keys(m, e, stats);
         vmatch_destroy(e);
     }
+    /* The engine's own figures: every engine keeps them. */
+    vmatch_engine_t *e = NULL;
+    REQUIRE(vmatch_create("policy=single", &e) == VMATCH_OK);
+    static const char *const core[] = {"posted",    "unexpected", "searches",
+                                       "inspected", "queues",     "bytes"};
+    for (size_t k = 0; k < sizeof core / sizeof core[0]; k++) {
+        const vm_module_t *owner = vm_module_at(0);
+        uint64_t v;
+        CHECK(vm_stat_key_find(core[k], &owner) != NULL && owner == NULL);
+        CHECK_EQ(vmatch_stat(e, core[k], &v), VMATCH_OK);
+    }
+    vmatch_destroy(e);
     free(gen);
+    free(stats);
     remove(EMPTY_PROFILE);
 }
 
@@ -193,7 +257,8 @@ int main(int argc, char **argv)
     /* With a README, only its table: ctest runs both forms at once, and every_key writes its
      * profile file in the working directory they share. */
     if (argc > 1) {
-        readme(argv[argc - 1], write);
+        readme(argv[argc - 1], &key_table, write);
+        readme(argv[argc - 1], &stat_table, write);
     } else {
         every_key();
         in_use_only();

@@ -154,6 +154,17 @@ static void arrive(vmatch_engine_t *e, int32_t src, int32_t tag0, int n, int *id
                  VMATCH_QUEUED);
 }
 
+/* A figure of e by key (vmatch_stat), which e must keep. */
+static uint64_t stat_of(const vmatch_engine_t *e, const char *key)
+{
+    uint64_t v = 0;
+    int rc = vmatch_stat(e, key, &v);
+    if (rc != VMATCH_OK)
+        fprintf(stderr, "vmatch_stat(%s) = %d: %s\n", key, rc, vmatch_last_error());
+    REQUIRE(rc == VMATCH_OK);
+    return v;
+}
+
 /* Entries a non-removing probe for (src, tag) compares; found is what it must return. */
 static uint64_t probe_cost(vmatch_engine_t *e, int32_t src, int32_t tag, int found)
 {
@@ -190,13 +201,14 @@ static void test_dynamic(const char *metric, int move, const char *layout)
     arrive(e, 1, 0, 1, &id);
     arrive(e, 0, 4, 4, &id);
     vmatch_stats(e, &st);
-    CHECK_EQ(st.partners, 0); /* 9 entries: below the threshold, one queue a side */
+    CHECK_EQ(stat_of(e, "pnp.partners"),
+             0); /* 9 entries: below the threshold, one queue a side */
     CHECK_EQ(st.queues, 2);
     CHECK_EQ(probe_cost(e, 1, 0, 1), 5); /* single-list order: the 5th entry */
     arrive(e, 2, 0, 1, &id);             /* the 10th: the split */
     vmatch_stats(e, &st);
-    CHECK_EQ(st.partners, 1);
-    CHECK_EQ(st.levels, 1);
+    CHECK_EQ(stat_of(e, "pnp.partners"), 1);
+    CHECK_EQ(stat_of(e, "pnp.levels"), 1);
     /* PRQ: 1; UMQ: the partner's and the initial queue, and without move a level-1 queue */
     CHECK_EQ(st.queues, move ? 3 : 4);
     arrive(e, 0, 100, 9, &id); /* to the partner's queue */
@@ -229,7 +241,7 @@ static void test_bound(uint32_t nprocs, uint32_t cap)
              nprocs, cap);
     vmatch_engine_t *e;
     REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
-    uint64_t bound = (uint64_t)floor(cap * sqrt((double)nprocs) + 1e-9), most = 0;
+    uint64_t bound = (uint64_t)floor(cap * sqrt((double)nprocs) + 1e-9), most = 0, partners = 0;
     vmatch_stats_t st;
     int id = 0;
     void *out;
@@ -238,16 +250,18 @@ static void test_bound(uint32_t nprocs, uint32_t cap)
             CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, round % 2, (int32_t)src, round), 0,
                                    PTR(id++), &out),
                      VMATCH_QUEUED);
-            vmatch_stats(e, &st);
-            CHECK(st.partners <= bound);
-            most = st.partners > most ? st.partners : most;
+            partners = stat_of(e, "pnp.partners");
+            CHECK(partners <= bound);
+            most = partners > most ? partners : most;
         }
     CHECK_EQ(most, bound); /* the traffic has more keys than the table: it fills */
-    CHECK(st.levels >= 1 && st.levels <= bound);
+    uint64_t levels = stat_of(e, "pnp.levels");
+    CHECK(levels >= 1 && levels <= bound);
+    vmatch_stats(e, &st);
     printf("test_pnp: nprocs=%u pnp.cap=%u: %llu partners (bound %llu), %llu levels, %llu "
            "queues\n",
-           nprocs, cap, (unsigned long long)st.partners, (unsigned long long)bound,
-           (unsigned long long)st.levels, (unsigned long long)st.queues);
+           nprocs, cap, (unsigned long long)partners, (unsigned long long)bound,
+           (unsigned long long)levels, (unsigned long long)st.queues);
     vmatch_destroy(e);
 }
 
@@ -284,11 +298,9 @@ static void test_static_layout(const char *layout)
     snprintf(spec, sizeof spec, "nprocs=16 %s", layout);
     const char *p = record_profile(spec, "pnp-layout.prof");
     vmatch_engine_t *e;
-    vmatch_stats_t st;
     snprintf(spec, sizeof spec, "policy=pnp-static storage=llv %s profile=%s", layout, p);
     REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
-    vmatch_stats(e, &st);
-    CHECK_EQ(st.partners, 2);
+    CHECK_EQ(stat_of(e, "pnp.partners"), 2);
     int id = 0;
     arrive(e, 5, 0, 6, &id);
     arrive(e, 6, 0, 4, &id);
@@ -307,8 +319,8 @@ static void test_static(void)
     snprintf(spec, sizeof spec, "policy=pnp-static storage=llv profile=%s", p);
     REQUIRE(vmatch_create(spec, &e) == VMATCH_OK); /* nprocs from the profile */
     vmatch_stats(e, &st);
-    CHECK_EQ(st.partners, 2); /* source 5 on each side */
-    CHECK_EQ(st.levels, 0);
+    CHECK_EQ(stat_of(e, "pnp.partners"), 2); /* source 5 on each side */
+    CHECK_EQ(stat_of(e, "pnp.levels"), 0);
     CHECK_EQ(st.queues, 4);
     int id = 0;
     arrive(e, 5, 0, 6, &id);
@@ -323,8 +335,7 @@ static void test_static(void)
     /* The upper fence (1 + 1.5 * 0 over fifteen 1s and one 30) picks source 5 too. */
     snprintf(spec, sizeof spec, "policy=pnp-static nprocs=16 pnp.metric=fence profile=%s", p);
     REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
-    vmatch_stats(e, &st);
-    CHECK_EQ(st.partners, 2);
+    CHECK_EQ(stat_of(e, "pnp.partners"), 2);
     vmatch_destroy(e);
 
     /* Profiles that do not fit: an error with a reason, and no engine. */
@@ -430,7 +441,7 @@ static void test_short_is_single(void)
     vmatch_stats_t s[2];
     vmatch_stats(e[0], &s[0]);
     vmatch_stats(e[1], &s[1]);
-    CHECK_EQ(s[1].partners, 0); /* never split */
+    CHECK_EQ(stat_of(e[1], "pnp.partners"), 0); /* never split */
     CHECK(s[1].posted + s[1].unexpected > 0);
     CHECK_EQ(s[0].inspected, s[1].inspected);
     CHECK_EQ(s[0].searches, s[1].searches);

@@ -3,7 +3,9 @@
  * class keeps.  test_diff runs it against the reference model on random traffic. */
 #include "check.h"
 #include "vmatch.h"
+#include "vmatch_unified.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -69,8 +71,54 @@ static void test_errors(void)
     CHECK(e == NULL);
     e = make("policy=single");
     CHECK_EQ(vmatch_class_stats(e, 0, &cs), VMATCH_EUNSUPPORTED);
+    CHECK(strstr(vmatch_last_error(), "unified.class") != NULL);
     CHECK_EQ(vmatch_class_stats(e, 0, NULL), VMATCH_EINVAL);
     CHECK_EQ(vmatch_class_stats(NULL, 0, &cs), VMATCH_EINVAL);
+    uint64_t v = 3;
+    CHECK_EQ(vmatch_stat(e, "unified.levels", &v), VMATCH_EUNSUPPORTED);
+    CHECK_EQ(v, 3);
+    vmatch_destroy(e);
+}
+
+/* vmatch_stat_struct's size rule: a caller's struct of a later version (larger) gets the
+ * fields this library knows and zeros after them; a size below the first version is
+ * refused and leaves the struct as it was. */
+static void test_struct_sizes(void)
+{
+    vmatch_engine_t *e = make("policy=unified nprocs=64");
+    uint32_t g = vmatch_coll_class(e, VMATCH_COLL_GATHER, 8, 64);
+    gather(e, g, 64);
+    gather(e, g, 64);
+    vmatch_class_stats_t cs;
+    REQUIRE(vmatch_class_stats(e, g, &cs) == VMATCH_OK);
+    CHECK_EQ(cs.op, VMATCH_COLL_GATHER);
+    CHECK_EQ(cs.levels[0], 1);
+
+    struct {
+        vmatch_class_stats_t cs;
+        uint64_t later[4]; /* fields a later header might add */
+    } big;
+    memset(&big, 0xab, sizeof big);
+    CHECK_EQ(vmatch_stat_struct(e, "unified.class", g, &big, sizeof big), VMATCH_OK);
+    CHECK(memcmp(&big.cs, &cs, sizeof cs) == 0);
+    CHECK(big.later[0] == 0 && big.later[3] == 0);
+
+    /* The first version ends with p2p_queues; one byte less is refused. */
+    size_t v1 = offsetof(vmatch_class_stats_t, p2p_queues) + sizeof cs.p2p_queues;
+    memset(&big, 0xcd, sizeof big);
+    CHECK_EQ(vmatch_stat_struct(e, "unified.class", g, &big, v1 - 1), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "at least") != NULL);
+    CHECK(big.cs.op == 0xcdcdcdcdu);
+    CHECK_EQ(vmatch_stat_struct(e, "unified.class", g, &big, v1), VMATCH_OK);
+    CHECK(memcmp(&big.cs, &cs, v1) == 0);
+
+    /* The levels of every operation, by key. */
+    uint64_t levels = 0;
+    CHECK_EQ(vmatch_stat(e, "unified.levels", &levels), VMATCH_OK);
+    CHECK_EQ(levels, cs.levels[0] + cs.levels[1]);
+    /* The default point-to-point structure is hash: its keys answer, pnp's do not. */
+    CHECK_EQ(vmatch_stat(e, "hash.overflows", &levels), VMATCH_OK);
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &levels), VMATCH_EUNSUPPORTED);
     vmatch_destroy(e);
 }
 
@@ -103,7 +151,9 @@ static void test_gather_levels(void)
     vmatch_stats(e, &st);
     /* Drained: the level's queues hold no entry and no block, only their headers. */
     CHECK(st.queues <= empty.queues + 1 + cs.wanted[0] + cs.wanted[1]);
-    CHECK_EQ(st.levels, 1);
+    uint64_t levels = 0;
+    CHECK_EQ(vmatch_stat(e, "unified.levels", &levels), VMATCH_OK);
+    CHECK_EQ(levels, 1);
     CHECK_EQ(st.posted + st.unexpected, 0);
 
     /* What the queues of a drained class took stays in the engine's pools for the next call
@@ -244,13 +294,14 @@ static void test_p2p(void)
 {
     vmatch_engine_t *e = make("policy=unified nprocs=64 unified.p2p=pnp unified.kp=1 "
                               "pnp.threshold=4");
-    vmatch_stats_t st;
+    uint64_t partners = 0;
     vmatch_class_stats_t cs;
     for (int round = 0; round < 20; round++)
         for (int32_t src = 0; src < 16; src++)
             post(e, 0, src, handle((uintptr_t)(round * 16 + src + 1)));
-    vmatch_stats(e, &st);
-    CHECK(st.partners > 0 && st.partners <= 2 * 8); /* 1 * sqrt(64) per side */
+    /* unified answers the keys of its point-to-point policy. */
+    CHECK_EQ(vmatch_stat(e, "pnp.partners", &partners), VMATCH_OK);
+    CHECK(partners > 0 && partners <= 2 * 8); /* 1 * sqrt(64) per side */
     REQUIRE(vmatch_class_stats(e, 0, &cs) == VMATCH_OK);
     CHECK(cs.p2p_queues[0] > 1);
     CHECK_EQ(cs.levels[0], 0);
@@ -263,6 +314,7 @@ static void test_p2p(void)
 int main(void)
 {
     test_errors();
+    test_struct_sizes();
     test_gather_levels();
     test_cap();
     test_order_across_levels();

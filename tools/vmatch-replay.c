@@ -21,6 +21,7 @@
 #include "replay.h"
 #include "trace.h"
 #include "vmatch.h"
+#include "vmatch_unified.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,27 @@ static void print_classes(vmatch_engine_t *e, int s, const vm_trace_t *t)
         }
         printf("\n");
     }
+}
+
+/** Engine s's own figures after its replay (vmatch_stat): those of the keys below its policy
+ * keeps, on one line; nothing for a policy that keeps none of them. */
+static void print_figures(const vmatch_engine_t *e, int s)
+{
+    static const char *const keys[] = {"pnp.partners",   "pnp.levels", "hash.table_buckets",
+                                       "hash.overflows", "hash.flat",  "unified.levels"};
+    int shown = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        uint64_t v;
+        if (vmatch_stat(e, keys[i], &v) != VMATCH_OK)
+            continue;
+        if (shown++)
+            printf(",");
+        else
+            printf("engine #%d after its replay:", s + 1);
+        printf(" %s %llu", keys[i], (unsigned long long)v);
+    }
+    if (shown)
+        printf("\n");
 }
 
 /** Make an engine, or print why not. */
@@ -251,6 +273,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "vmatch-replay: engine %d (%s): %s\n", s + 1, en->spec, err);
             return 1;
         }
+        print_figures(e, s);
         print_classes(e, s, &t);
         vmatch_destroy(e);
         en->first_diff = s ? vm_wl_first_difference(first, out, t.n) : t.n;

@@ -3,11 +3,14 @@
 #include "engine.h"
 #include "error.h"
 #include "hooks.h"
+#include "module.h"
 #include "policy.h"
 #include "simd.h"
 #include "spec.h"
 #include "threads.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,8 +348,12 @@ int vmatch_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t 
     return e->calls.enqueue(e, VM_PRQ, bits, care, cls, req);
 }
 
-static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
-                           uint32_t comm_size)
+/* The id of the key (op, size class of msg_bytes, comm_size) in *id: VMATCH_OK, or
+ * VMATCH_ENOMEM (with vm_fail's message) when it has none and the table takes no new class:
+ * it is full, or an allocation fails now or failed before (the table then closes, so that a
+ * key never gets 0 once and an id later). */
+static int coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes, uint32_t comm_size,
+                      uint32_t *id)
 {
     vm_env_t *env = &e->env;
     vm_class_t k = {.op = op,
@@ -354,15 +361,29 @@ static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                     .size_class = msg_bytes ? 64 - (uint32_t)__builtin_clzll(msg_bytes) : 0};
     for (uint32_t i = 0; i < env->nclasses; i++)
         if (env->classes[i].op == k.op && env->classes[i].comm_size == k.comm_size &&
-            env->classes[i].size_class == k.size_class)
-            return i + 1;
-    if (env->nclasses == MAX_CLASSES)
-        return 0;
+            env->classes[i].size_class == k.size_class) {
+            *id = i + 1;
+            return VMATCH_OK;
+        }
+    if (env->classes_closed)
+        return vm_fail(VMATCH_ENOMEM,
+                       "coll_class: the class table closed at an earlier failure; new classes "
+                       "get 0 (point-to-point) for the engine's lifetime");
+    if (env->nclasses == MAX_CLASSES) {
+        env->classes_closed = 1;
+        return vm_fail(VMATCH_ENOMEM,
+                       "coll_class: %u classes, the most an engine holds; new "
+                       "classes get 0 (point-to-point)",
+                       (unsigned)MAX_CLASSES);
+    }
     if (env->nclasses == env->classes_cap) {
         uint32_t cap = env->classes_cap ? 2 * env->classes_cap : 16;
         vm_class_t *grown = vm_mem_alloc(&env->mem, cap * sizeof *grown);
-        if (!grown)
-            return 0;
+        if (!grown) {
+            env->classes_closed = 1;
+            return vm_fail(VMATCH_ENOMEM, "coll_class: out of memory for the class table; new "
+                                          "classes get 0 (point-to-point) from now on");
+        }
         if (env->nclasses)
             memcpy(grown, env->classes, env->nclasses * sizeof *grown);
         vm_mem_free(&env->mem, env->classes, env->classes_cap * sizeof *grown);
@@ -370,17 +391,28 @@ static uint32_t coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
         env->classes_cap = cap;
     }
     env->classes[env->nclasses++] = k;
-    return env->nclasses;
+    *id = env->nclasses;
+    return VMATCH_OK;
+}
+
+int vmatch_coll_class_get(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
+                          uint32_t comm_size, uint32_t *cls)
+{
+    if (cls)
+        *cls = 0;
+    if (!e || !cls)
+        return vm_fail(VMATCH_EINVAL, "coll_class: NULL argument");
+    vm_engine_take(e);
+    int rc = coll_class(e, op, msg_bytes, comm_size, cls);
+    vm_engine_give(e);
+    return rc;
 }
 
 uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
                            uint32_t comm_size)
 {
-    if (!e)
-        return 0;
-    vm_engine_take(e);
-    uint32_t id = coll_class(e, op, msg_bytes, comm_size);
-    vm_engine_give(e);
+    uint32_t id;
+    vmatch_coll_class_get(e, op, msg_bytes, comm_size, &id);
     return id;
 }
 
@@ -477,19 +509,143 @@ void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out)
     vm_engine_give(e);
 }
 
-int vmatch_class_stats(const vmatch_engine_t *e, uint32_t cls, vmatch_class_stats_t *out)
+/* ---- figures by key ---- */
+
+/* The engine's own keys: the fields of vmatch_stats_t. */
+static const vm_stat_key_t core_stat_keys[] = {
+    {.name = "posted", .help = "posted receives queued now"},
+    {.name = "unexpected", .help = "unexpected messages queued now"},
+    {.name = "searches", .help = "queue walks: matching, probing, cancel, remove by handle"},
+    {.name = "inspected", .help = "entries compared in those searches"},
+    {.name = "queues", .help = "queues allocated now, both sides"},
+    {.name = "bytes", .help = "bytes the engine holds now: blocks, slabs, tables, itself"},
+};
+static const size_t core_stat_off[] = {
+    offsetof(vmatch_stats_t, posted),   offsetof(vmatch_stats_t, unexpected),
+    offsetof(vmatch_stats_t, searches), offsetof(vmatch_stats_t, inspected),
+    offsetof(vmatch_stats_t, queues),   offsetof(vmatch_stats_t, bytes),
+};
+_Static_assert(sizeof core_stat_keys / sizeof core_stat_keys[0] ==
+                   sizeof core_stat_off / sizeof core_stat_off[0],
+               "one offset per key");
+
+const vm_stat_key_t *vm_stat_key_find(const char *name, const vm_module_t **owner)
 {
-    if (!e || !out)
-        return vm_fail(VMATCH_EINVAL, "class_stats: NULL argument");
-    if (!e->cfg.policy->class_stats)
-        return vm_fail(VMATCH_EUNSUPPORTED, "class_stats: policy=%s keeps no queues per class",
-                       e->cfg.policy->name);
-    *out = (vmatch_class_stats_t){0};
+    *owner = NULL;
+    for (size_t i = 0; i < sizeof core_stat_keys / sizeof core_stat_keys[0]; i++)
+        if (strcmp(core_stat_keys[i].name, name) == 0)
+            return &core_stat_keys[i];
+    const vm_module_t *m;
+    for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++)
+        for (unsigned j = 0; j < m->nstat_keys; j++)
+            if (strcmp(m->stat_keys[j].name, name) == 0) {
+                *owner = m;
+                return &m->stat_keys[j];
+            }
+    return NULL;
+}
+
+/* Ask e's policy for module key k on both sides into out; VMATCH_OK, or
+ * VMATCH_EUNSUPPORTED when it keeps no such figure. */
+static int policy_stat(const vmatch_engine_t *e, const vm_stat_key_t *k, uint32_t arg,
+                       void *out)
+{
+    const vm_policy_t *pol = e->cfg.policy;
+    int known = 0;
     vm_engine_take(e);
-    for (int s = 0; s < 2; s++)
-        e->side[s]->ops->class_stats(e->side[s], cls, out);
+    for (int s = 0; pol->stat && s < 2; s++)
+        known |= pol->stat(e->side[s], k->name, arg, out);
     vm_engine_give(e);
+    if (!known)
+        return vm_fail(VMATCH_EUNSUPPORTED, "stat: policy=%s keeps no figure '%s'", pol->name,
+                       k->name);
     return VMATCH_OK;
+}
+
+int vmatch_stat(const vmatch_engine_t *e, const char *key, uint64_t *value)
+{
+    if (!e || !key || !value)
+        return vm_fail(VMATCH_EINVAL, "stat: NULL argument");
+    const vm_module_t *m;
+    const vm_stat_key_t *k = vm_stat_key_find(key, &m);
+    if (!k)
+        return vm_fail(VMATCH_EINVAL, "stat: unknown key '%s'", key);
+    if (k->size)
+        return vm_fail(VMATCH_EINVAL, "stat: '%s' is a struct: read it with vmatch_stat_struct",
+                       key);
+    if (!m) {
+        vmatch_stats_t st;
+        vmatch_stats(e, &st);
+        memcpy(value, (const char *)&st + core_stat_off[k - core_stat_keys], sizeof *value);
+        return VMATCH_OK;
+    }
+    uint64_t v = 0;
+    int rc = policy_stat(e, k, 0, &v);
+    if (rc == VMATCH_OK)
+        *value = v;
+    return rc;
+}
+
+int vmatch_stat_struct(const vmatch_engine_t *e, const char *key, uint32_t arg, void *out,
+                       size_t size)
+{
+    if (!e || !key || !out)
+        return vm_fail(VMATCH_EINVAL, "stat_struct: NULL argument");
+    const vm_module_t *m;
+    const vm_stat_key_t *k = vm_stat_key_find(key, &m);
+    if (!k)
+        return vm_fail(VMATCH_EINVAL, "stat_struct: unknown key '%s'", key);
+    if (!k->size)
+        return vm_fail(VMATCH_EINVAL, "stat_struct: '%s' is a number: read it with vmatch_stat",
+                       key);
+    _Alignas(16) unsigned char buf[VM_STAT_STRUCT_BYTES] = {0};
+    if (k->size > sizeof buf) /* a module's mistake, which its test meets */
+        return vm_fail(VMATCH_EUNSUPPORTED, "stat_struct: '%s' is larger than %zu bytes", key,
+                       sizeof buf);
+    int rc = policy_stat(e, k, arg, buf);
+    if (rc < 0)
+        return rc;
+    if (size < k->min_size)
+        return vm_fail(VMATCH_EINVAL, "stat_struct: '%s' takes at least %zu bytes, not %zu",
+                       key, k->min_size, size);
+    size_t n = size < k->size ? size : k->size;
+    memcpy(out, buf, n);
+    if (size > n)
+        memset((char *)out + n, 0, size - n);
+    return VMATCH_OK;
+}
+
+/* Append printf-style text to buf at *at, counting what it needs in *at. */
+static void stat_put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void stat_put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*at < len ? buf + *at : NULL, *at < len ? len - *at : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *at += (size_t)n;
+}
+
+static void stat_rows(char *buf, size_t len, size_t *at, const vm_stat_key_t *k, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        stat_put(buf, len, at, "| `%s` | %s | %s |\n", k[i].name,
+                 k[i].size ? "struct (`vmatch_stat_struct`)" : "number", k[i].help);
+}
+
+size_t vm_stat_table(char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    stat_put(buf, len, &at, "| key | kind | meaning |\n|---|---|---|\n");
+    stat_rows(buf, len, &at, core_stat_keys, sizeof core_stat_keys / sizeof core_stat_keys[0]);
+    const vm_module_t *m;
+    for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++)
+        stat_rows(buf, len, &at, m->stat_keys, m->nstat_keys);
+    return at;
 }
 
 vm_mem_t *vm_engine_mem(vmatch_engine_t *e)

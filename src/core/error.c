@@ -26,8 +26,8 @@ const char *vmatch_last_error(void)
 const char *vmatch_strerror(int code)
 {
     switch (code) {
-    case VMATCH_OK:
-        return "VMATCH_OK: success";
+    case VMATCH_OK: /* == VMATCH_QUEUED */
+        return "VMATCH_OK / VMATCH_QUEUED: success (a post or arrival: its entry was queued)";
     case VMATCH_MATCHED:
         return "VMATCH_MATCHED: matched";
     case VMATCH_DEFERRED:

@@ -45,10 +45,26 @@ typedef struct vm_key {
     void (*values)(char *buf, size_t len);
 } vm_key_t;
 
+/* A figure a module's policies keep (vmatch_stat, vmatch_stat_struct; vm_policy_t.stat
+ * gives its value). */
+typedef struct vm_stat_key {
+    const char *name; /* the whole key, "pnp.partners", under the module's prefix */
+    size_t size;      /* 0: a number (vmatch_stat); otherwise the size in this build of the
+                         struct of the module's extension header that vmatch_stat_struct
+                         fills, at most VM_STAT_STRUCT_BYTES */
+    size_t min_size;  /* a struct's size in its first version: the least a caller may pass */
+    const char *help; /* one line for the README's statistics table */
+} vm_stat_key_t;
+
+/* Room the engine gives a policy's figures struct (vm_stat_key_t.size). */
+#define VM_STAT_STRUCT_BYTES 1024
+
 typedef struct vm_module {
     const char *prefix; /* owns "<prefix>.*"; NULL when the module has no keys */
     const vm_key_t *keys;
     unsigned nkeys;
+    const vm_stat_key_t *stat_keys; /* its figures (NULL: none) */
+    unsigned nstat_keys;
     size_t cfg_size;         /* its config struct (at most VM_MODULE_CFG_BYTES for all) */
     const void *cfg_default; /* the defaults of that struct */
     /* What it provides, each list NULL-terminated (NULL: none). */
@@ -95,5 +111,13 @@ extern const vm_module_t vm_core_module;
 /* Write the README's key table (markdown, one row per key of the engine and of every
  * module) into buf; returns the length it needs, as snprintf does. */
 size_t vm_spec_table(char *buf, size_t len);
+
+/* The statistics key of that name, with its module in *owner (NULL for the engine's own
+ * keys, "posted" ...), or NULL when no module has it. */
+const vm_stat_key_t *vm_stat_key_find(const char *name, const vm_module_t **owner);
+
+/* Write the README's statistics table (markdown: the engine's keys, then every module's)
+ * into buf; returns the length it needs, as snprintf does. */
+size_t vm_stat_table(char *buf, size_t len);
 
 #endif

@@ -90,6 +90,8 @@ typedef struct vm_env {
     vm_class_t *classes;           /* the classes vmatch_coll_class handed out, in id order */
     vm_pool_t pools[VM_MAX_POOLS]; /* one per object size, made on demand */
     unsigned npools;
+    uint32_t classes_closed; /* 1 once the class table could not grow: it takes no new
+                                class again (vmatch_coll_class) */
 } vm_env_t;
 
 /* The pool of objects of obj_size bytes, or NULL when VM_MAX_POOLS sizes are in use. */
@@ -285,11 +287,16 @@ struct vm_policy {
                     void *payload, vm_call_t *call);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
     int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
-    /* Add this side's queues, partners and levels to *acc. */
+    /* Add this side's queues to acc->queues (the engine fills the other fields). */
     void (*stats)(const vm_pq_t *p, vmatch_stats_t *acc);
-    /* Optional: fill this side's part of *out (index p->side) for class cls.  NULL: the
-     * policy keeps no queues per class (vmatch_class_stats says VMATCH_EUNSUPPORTED). */
-    void (*class_stats)(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *out);
+    /* Optional: this side's part of one of the policy's own figures (vmatch_stat,
+     * vmatch_stat_struct), by key: a key of a module's stat_keys (module.h), the whole key
+     * ("pnp.partners").  A number (the key's size 0): add it to *(uint64_t *)out.  A struct
+     * of an extension header: fill this side's part of it (index p->side) at out, which the
+     * engine zeroed, for arg (unified.class: the class).  Returns 1, or 0 when the policy
+     * keeps no such figure (a key of another module, or of a part it was not built with).
+     * NULL: it keeps none (vmatch_stat says VMATCH_EUNSUPPORTED). */
+    int (*stat)(const vm_pq_t *p, const char *key, uint32_t arg, void *out);
 };
 
 #endif

@@ -9,6 +9,7 @@
  */
 #include "simd.h"
 
+#include "engine.h"
 #include "vmatch.h"
 
 #include <stdint.h>
@@ -136,6 +137,12 @@ const char *vm_simd_why_not(int simd)
 
 int vmatch_simd_available(const char *kernel)
 {
-    int s = kernel ? vm_simd_parse(kernel, strlen(kernel)) : -1;
-    return s < 0 ? VMATCH_EINVAL : vm_simd_available(s);
+    if (!kernel)
+        return vm_fail(VMATCH_EINVAL, "simd_available: NULL name");
+    int s = vm_simd_parse(kernel, strlen(kernel));
+    if (s < 0)
+        return vm_fail(VMATCH_EINVAL,
+                       "simd_available: no kernel '%.63s' (auto, avx512, avx2 or scalar)",
+                       kernel);
+    return vm_simd_available(s);
 }

@@ -16,6 +16,8 @@
 #include "hash_impl.h"
 #include "policy.h"
 
+#include <string.h>
+
 static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
 {
     vm_hash_t *h = vm_mem_calloc(&env->mem, sizeof *h);
@@ -260,6 +262,22 @@ static void hash_stats(const vm_pq_t *p, vmatch_stats_t *acc)
     acc->queues += h->nover + (h->flat != NULL) + (h->wild != NULL);
 }
 
+/* hash.table_buckets, hash.overflows and hash.flat (hash_stat_keys). */
+static int hash_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
+{
+    const vm_hash_t *h = (const vm_hash_t *)p;
+    (void)arg;
+    if (strcmp(key, "hash.table_buckets") == 0)
+        *(uint64_t *)out += h->table ? h->nb : 0;
+    else if (strcmp(key, "hash.overflows") == 0)
+        *(uint64_t *)out += h->nover;
+    else if (strcmp(key, "hash.flat") == 0)
+        *(uint64_t *)out += h->flat != NULL;
+    else
+        return 0;
+    return 1;
+}
+
 const vm_policy_t vm_hash_policy = {
     .name = "hash",
     .create = hash_create,
@@ -269,6 +287,7 @@ const vm_policy_t vm_hash_policy = {
     .exchange = hash_exchange,
     .remove_payload = hash_remove_payload,
     .stats = hash_stats,
+    .stat = hash_stat,
 };
 
 /* ---- keys ---- */
@@ -285,12 +304,26 @@ static const vm_key_t hash_keys[] = {
      .help = "`hash`, growing table: entries per 100 buckets above which the table doubles"},
 };
 
+static const vm_stat_key_t hash_stat_keys[] = {
+    {.name = "hash.table_buckets",
+     .help = "`hash`: buckets in the two sides' tables now (a side makes its table at its "
+             "first entry)"},
+    {.name = "hash.overflows",
+     .help = "`hash`: overflow queues made, both sides (one per region of buckets that "
+             "overflowed)"},
+    {.name = "hash.flat",
+     .help = "`hash`: 1 while the unexpected messages are kept flat, in one queue in arrival "
+             "order; 0 while hashed"},
+};
+
 static const vm_policy_t *const hash_policies[] = {&vm_hash_policy, NULL};
 
 const vm_module_t vm_hash_module = {
     .prefix = "hash",
     .keys = hash_keys,
     .nkeys = sizeof hash_keys / sizeof hash_keys[0],
+    .stat_keys = hash_stat_keys,
+    .nstat_keys = sizeof hash_stat_keys / sizeof hash_stat_keys[0],
     .cfg_size = sizeof(vm_hash_config_t),
     .cfg_default = &hash_default,
     .policies = hash_policies,

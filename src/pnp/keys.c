@@ -30,12 +30,23 @@ static const vm_key_t pnp_keys[] = {
              "levels)"},
 };
 
+static const vm_stat_key_t pnp_stat_keys[] = {
+    {.name = "pnp.partners",
+     .help = "`pnp`, `pnp-static` (and `unified` with `unified.p2p=pnp`): partners with a "
+             "queue of their own, both sides"},
+    {.name = "pnp.levels",
+     .help = "`pnp`: extraction rounds that took partners, both sides (with `pnp.move=off` "
+             "each opened a level)"},
+};
+
 static const vm_policy_t *const pnp_policies[] = {&vm_pnp_policy, &vm_pnp_static_policy, NULL};
 
 const vm_module_t vm_pnp_module = {
     .prefix = "pnp",
     .keys = pnp_keys,
     .nkeys = sizeof pnp_keys / sizeof pnp_keys[0],
+    .stat_keys = pnp_stat_keys,
+    .nstat_keys = sizeof pnp_stat_keys / sizeof pnp_stat_keys[0],
     .cfg_size = sizeof(vm_pnp_config_t),
     .cfg_default = &pnp_default,
     .policies = pnp_policies,

@@ -515,8 +515,20 @@ static void pnp_stats(const vm_pq_t *p, vmatch_stats_t *acc)
 {
     const vm_pnp_t *s = (const vm_pnp_t *)p;
     acc->queues += s->nchain + s->npq + (s->wild != NULL);
-    acc->partners += s->npq;
-    acc->levels += s->rounds;
+}
+
+/* pnp.partners and pnp.levels (vm_pnp_stat_keys). */
+static int pnp_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
+{
+    const vm_pnp_t *s = (const vm_pnp_t *)p;
+    (void)arg;
+    if (strcmp(key, "pnp.partners") == 0)
+        *(uint64_t *)out += s->npq;
+    else if (strcmp(key, "pnp.levels") == 0)
+        *(uint64_t *)out += s->rounds;
+    else
+        return 0;
+    return 1;
 }
 
 const vm_policy_t vm_pnp_policy = {
@@ -527,6 +539,7 @@ const vm_policy_t vm_pnp_policy = {
     .match = pnp_match,
     .remove_payload = pnp_remove_payload,
     .stats = pnp_stats,
+    .stat = pnp_stat,
 };
 
 const vm_policy_t vm_pnp_static_policy = {
@@ -537,4 +550,5 @@ const vm_policy_t vm_pnp_static_policy = {
     .match = pnp_match,
     .remove_payload = pnp_remove_payload,
     .stats = pnp_stats,
+    .stat = pnp_stat,
 };

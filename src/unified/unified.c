@@ -7,6 +7,9 @@
 #include "pnp.h"
 #include "policy.h"
 
+#include <stddef.h>
+#include <string.h>
+
 extern const vm_policy_t vm_unified_policy;
 
 static vm_unified_t *of(vm_pq_t *p)
@@ -91,8 +94,8 @@ static int unified_remove_payload(vm_pq_t *p, const void *payload, uint64_t *ins
     return vm_pq_remove(s->p2p, payload, inspected) || vm_unified_remove(s, payload, inspected);
 }
 
-/* Queues made now (the profiling queue, level queues that hold entries), the point-to-point
- * structure's, and the levels of every operation. */
+/* Queues made now (the profiling queue, level queues that hold entries) and the
+ * point-to-point structure's. */
 static void unified_stats(const vm_pq_t *p, vmatch_stats_t *acc)
 {
     const vm_unified_t *s = (const vm_unified_t *)p;
@@ -100,13 +103,13 @@ static void unified_stats(const vm_pq_t *p, vmatch_stats_t *acc)
     acc->queues += s->pq != NULL;
     for (uint32_t gi = 0; gi < s->ngroups; gi++) {
         const vm_unified_group_t *g = s->groups[gi];
-        acc->levels += g->nlevels;
         for (uint32_t li = 0; li < g->nlevels; li++)
             acc->queues += vm_unified_level_queues(&g->level[li]);
     }
 }
 
-static void unified_class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *out)
+/* This side's part of vmatch_class_stats_t for class cls. */
+static void class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *out)
 {
     const vm_unified_t *s = (const vm_unified_t *)p;
     int side = p->side;
@@ -131,6 +134,23 @@ static void unified_class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_sta
         out->level_queues[side][i] = g->level[i].nq;
 }
 
+/* unified.levels and unified.class (unified_stat_keys); any other key goes to the
+ * point-to-point structure's policy (pnp.partners with unified.p2p=pnp). */
+static int unified_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
+{
+    const vm_unified_t *s = (const vm_unified_t *)p;
+    if (strcmp(key, "unified.levels") == 0) {
+        for (uint32_t gi = 0; gi < s->ngroups; gi++)
+            *(uint64_t *)out += s->groups[gi]->nlevels;
+        return 1;
+    }
+    if (strcmp(key, "unified.class") == 0) {
+        class_stats(p, arg, out);
+        return 1;
+    }
+    return s->p2p->ops->stat && s->p2p->ops->stat(s->p2p, key, arg, out);
+}
+
 const vm_policy_t vm_unified_policy = {
     .name = "unified",
     .create = unified_create,
@@ -140,7 +160,7 @@ const vm_policy_t vm_unified_policy = {
     .exchange = unified_exchange,
     .remove_payload = unified_remove_payload,
     .stats = unified_stats,
-    .class_stats = unified_class_stats,
+    .stat = unified_stat,
 };
 
 /* ---- keys ---- */
@@ -166,12 +186,31 @@ static const vm_key_t unified_keys[] = {
              "(replaces `pnp.cap`)"},
 };
 
+/* The size of vmatch_class_stats_t's first version (vmatch_unified.h): its fields up to
+ * p2p_queues.  Fields added later go after them, and this stays. */
+#define CLASS_STATS_V1                                                                         \
+    (offsetof(vmatch_class_stats_t, p2p_queues) + sizeof((vmatch_class_stats_t *)0)->p2p_queues)
+_Static_assert(sizeof(vmatch_class_stats_t) <= VM_STAT_STRUCT_BYTES,
+               "vmatch_stat_struct has room for vmatch_class_stats_t");
+
+static const vm_stat_key_t unified_stat_keys[] = {
+    {.name = "unified.levels",
+     .help = "`unified`: levels of collective queues opened, all operations, both sides"},
+    {.name = "unified.class",
+     .size = sizeof(vmatch_class_stats_t),
+     .min_size = CLASS_STATS_V1,
+     .help = "`unified`: the queues of class `arg` (`vmatch_class_stats_t` of "
+             "`vmatch_unified.h`, read with `vmatch_class_stats`)"},
+};
+
 static const vm_policy_t *const unified_policies[] = {&vm_unified_policy, NULL};
 
 const vm_module_t vm_unified_module = {
     .prefix = "unified",
     .keys = unified_keys,
     .nkeys = sizeof unified_keys / sizeof unified_keys[0],
+    .stat_keys = unified_stat_keys,
+    .nstat_keys = sizeof unified_stat_keys / sizeof unified_stat_keys[0],
     .cfg_size = sizeof(vm_unified_config_t),
     .cfg_default = &unified_default,
     .policies = unified_policies,

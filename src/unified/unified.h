@@ -20,6 +20,7 @@
 
 #include "line.h"
 #include "module.h"
+#include "vmatch_unified.h" /* VMATCH_MAX_LEVELS: the levels an operation may open */
 
 enum vm_unified_p2p { VM_UNIFIED_HASH, VM_UNIFIED_PNP, VM_UNIFIED_SINGLE };
 
