@@ -121,9 +121,9 @@ void print_memory(FILE *f, const Report &rep, bool pnp_stats)
                     bytes_per_entry(c), (unsigned long long)c.m.queues_peak);
             if (pnp_stats) {
                 std::string part =
-                    c.has_end ? fmt("%llu", (unsigned long long)c.end.partners) : "-";
+                    c.has_end ? fmt("%llu", (unsigned long long)c.end_partners) : "-";
                 std::string lev =
-                    c.has_end ? fmt("%llu", (unsigned long long)c.end.levels) : "-";
+                    c.has_end ? fmt("%llu", (unsigned long long)c.end_levels) : "-";
                 fprintf(f, " %9.0f %8s %6s",
                         c.m.queues_peak ? (double)c.m.bytes_peak / (double)c.m.queues_peak
                                         : NAN,

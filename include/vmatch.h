@@ -286,7 +286,7 @@ typedef struct {                  /* current and cumulative figures */
  * zeros. */
 void vmatch_stats(const vmatch_engine_t *e, vmatch_stats_t *out);
 
-/* One figure by key, into *value.  The keys (README.md, "Statistics keys", lists them all):
+/* One figure by key, into *value.  The keys (docs/statistics.md lists them all):
  * the engine's, without a prefix: "posted", "unexpected", "searches", "inspected", "queues",
  * "bytes" (the fields of vmatch_stats_t); and a policy's, under its module's prefix, for
  * example "pnp.partners", "pnp.levels", "unified.levels", "hash.flat".  A policy that

@@ -4,8 +4,9 @@
  * configs fit vm_config_t.  The same for the statistics keys (vmatch_stat): the README's
  * table is the generated one, and each key is kept by its module's policy and by no other.
  *
- *   test_keys README.md           check
- *   test_keys --write README.md   regenerate the tables between the markers */
+ *   test_keys README.md docs/statistics.md           check
+ *   test_keys --write README.md docs/statistics.md   regenerate the tables between the markers
+ * (the spec keys in the first file, the statistics keys in the second) */
 #include "check.h"
 #include "module.h"
 #include "spec.h"
@@ -78,7 +79,7 @@ static int readme(const char *path, const doc_table_t *t, int write)
     } else if (!same) {
         fprintf(stderr,
                 "%s: the %s differs from the code's tables; regenerate it with "
-                "`test_keys --write README.md` (build/*/tests/).  The code's table:\n%s",
+                "`test_keys --write README.md docs/statistics.md` (build/*/tests/).  The code's table:\n%s",
                 path, t->what, gen);
     }
     CHECK(same || write);
@@ -256,9 +257,10 @@ int main(int argc, char **argv)
     int write = argc > 2 && strcmp(argv[1], "--write") == 0;
     /* With a README, only its table: ctest runs both forms at once, and every_key writes its
      * profile file in the working directory they share. */
-    if (argc > 1) {
-        readme(argv[argc - 1], &key_table, write);
-        readme(argv[argc - 1], &stat_table, write);
+    if (argc > 1) { /* [--write] KEYS_FILE [STATS_FILE]: the spec keys' table, the figures' */
+        int first = write ? 2 : 1;
+        readme(argv[first], &key_table, write);
+        readme(argv[argc > first + 1 ? first + 1 : first], &stat_table, write);
     } else {
         every_key();
         in_use_only();

@@ -9,6 +9,7 @@
 #include "spec.h"
 #include "threads.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

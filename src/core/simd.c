@@ -8,8 +8,8 @@
  * The answer is computed once and kept.
  */
 #include "simd.h"
+#include "error.h"
 
-#include "engine.h"
 #include "vmatch.h"
 
 #include <stdint.h>
