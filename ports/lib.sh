@@ -294,7 +294,7 @@ bench_pair() {
         wait "$other" 2>/dev/null || true
         if [ -f "$tmp/$a.err" ]; then
             echo "ports/$port/bench: a $mode run failed (pair $a, $b):" >&2
-            tail -5 "$tmp/$a.err" "$tmp/$b.err" >&2
+            tail -n 5 "$tmp/$a.err" "$tmp/$b.err" >&2
         else
             echo "ports/$port/bench: a $mode run failed (pair $a, $b)" >&2
         fi
