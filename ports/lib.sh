@@ -1,0 +1,452 @@
+# shellcheck shell=bash disable=SC2154
+# ports/lib.sh -- what the scripts of the ports (ports/NAME/build, check-patches, bench,
+# test) share, written once.  A script sets
+#   here          its own folder, ports/NAME (an absolute path)
+#   port          NAME, Debian's source package: mpich, ucx
+#   port_name     the name its messages give: MPICH, UCX
+#   port_version  the upstream version of Debian's package: 4.0.2, 1.13.1
+# and sources this file, which sets the paths below and defines functions; it runs nothing
+# else.  The functions use these variables; what differs between the ports comes in as
+# arguments or, for the bench, as functions the bench defines.
+
+repo=$(cd "$here/../.." && pwd)
+# The work directory of all ports (everything goes there, nothing into the repository)
+ports=${VMATCH_PORTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vmatch-ports}
+[[ $ports == /* ]] || ports=$PWD/$ports # a relative one: the scripts change directory
+work=$ports/$port              # this port's
+src=$work/$port-$port_version  # the source apt-get source unpacks
+vm=$work/vmatch                # vmatch's install prefix
+jobs=${VMATCH_JOBS:-2}         # make -j: the builds share the machine
+
+# shellcheck source=scripts/deps.sh
+. "$repo/scripts/deps.sh"
+
+log() { printf '== %s\n' "$*"; }
+
+# check_arg ARG CHOICE...: returns when ARG is one of the CHOICEs, else prints the usage
+# line and exits 2.
+check_arg() {
+    local arg=$1 c
+    shift
+    for c in "$@"; do
+        [ "$arg" != "$c" ] || return 0
+    done
+    local IFS='|'
+    echo "usage: $0 [$*]" >&2
+    exit 2
+}
+
+# ---- build ----
+
+# build_deps PACKAGE...: installs what is missing of vmatch's build, dpkg-dev (apt-get
+# source), patch and the port's own PACKAGEs.
+build_deps() {
+    # shellcheck disable=SC2086
+    vmatch_deps $VMATCH_BUILD_DEPS dpkg-dev patch "$@"
+}
+
+# ensure_deb_src: unless apt knows the port's source package, a deb-src entry for bookworm
+# main (as root), in its own file so the machine's list stays as it is.
+ensure_deb_src() {
+    if apt-cache showsrc "$port" 2>/dev/null | grep -q "^Version: $port_version"; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "ports/$port: no deb-src entry for $port $port_version; add one as root" >&2
+        return 1
+    fi
+    log "adding /etc/apt/sources.list.d/vmatch-deb-src.sources"
+    cat >/etc/apt/sources.list.d/vmatch-deb-src.sources <<'EOF'
+# Added by vmatch ports/*/build: source packages for apt-get source.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+    apt-get update -qq
+}
+
+# fetch_source FILE: apt-get source into $work (dpkg-source applies Debian's patches),
+# unless $src/FILE, a program of the unpacked source, is there already.
+fetch_source() {
+    [ ! -x "$src/$1" ] || return 0
+    ensure_deb_src
+    log "apt-get source $port ($work)"
+    mkdir -p "$work"
+    (cd "$work" && apt-get source -qq "$port" >/dev/null)
+    [ -x "$src/$1" ] || {
+        echo "ports/$port: apt-get source did not give $src" >&2
+        return 1
+    }
+}
+
+# build_vmatch NOTE: vmatch from this repository, Release without tests or benchmarks,
+# installed into $vm.  VMATCH_REV: a git revision (default HEAD), or "worktree" for the
+# working tree as it is.  NOTE is logged when the installed vmatch.h changed.
+build_vmatch() {
+    local note=$1 vsrc=$repo rev=${VMATCH_REV:-HEAD}
+    if [ "$rev" != worktree ] && git -C "$repo" rev-parse --verify -q "$rev^{commit}" >/dev/null; then
+        vsrc=$work/vmatch-src
+        rm -rf "$vsrc" && mkdir -p "$vsrc"
+        git -C "$repo" archive "$rev" | tar -x -C "$vsrc"
+        rev=$(git -C "$repo" rev-parse --short "$rev")
+    fi
+    log "vmatch $rev -> $vm"
+    cmake -S "$vsrc" -B "$work/vmatch-build" -DCMAKE_BUILD_TYPE=Release \
+        -DVMATCH_BUILD_TESTS=OFF -DVMATCH_BUILD_BENCH=OFF >/dev/null
+    nice -n 19 cmake --build "$work/vmatch-build" -j "$jobs" >/dev/null
+    # git archive dates every file at its commit, so each new revision would install
+    # vmatch.h with a newer time even when it is unchanged, and make would recompile the
+    # port's files that include it.  An unchanged header keeps its old time.
+    local hdr=$vm/include/vmatch.h old=$work/vmatch.h.installed
+    [ -f "$hdr" ] && cp -p "$hdr" "$old"
+    cmake --install "$work/vmatch-build" --prefix "$vm" >/dev/null
+    if [ -f "$old" ] && cmp -s "$hdr" "$old"; then
+        touch -r "$old" "$hdr"
+    elif [ -f "$old" ]; then
+        log "vmatch.h changed: $note"
+    fi
+    rm -f "$old"
+}
+
+# The configure environment that brings vmatch in, so that no build file is patched; the
+# rpath lets the port's library find libvmatch.so at run time.
+# shellcheck disable=SC2034
+vmatch_env=(CPPFLAGS="-I$vm/include" LDFLAGS="-L$vm/lib -Wl,-rpath,$vm/lib" LIBS="-lvmatch")
+
+# series_hash: a hash of the patch series, to know when the patched tree must be made again.
+series_hash() {
+    # shellcheck disable=SC2046
+    (cd "$here/patches" && cat series $(cat series)) | sha256sum | cut -c1-16
+}
+
+# prepare_patched_source: $work/patched/src, a fresh copy of $src with the series applied,
+# unless the series is unchanged since the last copy.  The build directory stays: make then
+# remakes only what the patches changed.
+prepare_patched_source() {
+    local dir=$work/patched h p
+    h=$(series_hash)
+    if [ -f "$dir/src/.vmatch-series" ] && [ "$(cat "$dir/src/.vmatch-series")" = "$h" ]; then
+        return 0
+    fi
+    log "applying ports/$port/patches to a copy of $src"
+    rm -rf "$dir/src"
+    mkdir -p "$dir"
+    cp -a "$src" "$dir/src"
+    while read -r p; do
+        case $p in '' | '#'*) continue ;; esac
+        patch -d "$dir/src" -p1 -s --no-backup-if-mismatch <"$here/patches/$p"
+    done <"$here/patches/series"
+    echo "$h" >"$dir/src/.vmatch-series"
+}
+
+# installed PREFIX KEY SRCDIR: true when PREFIX holds an install made with KEY (the
+# configure arguments) after the series was last applied to SRCDIR.
+installed() {
+    [ -f "$1/.vmatch-installed" ] && [ "$(cat "$1/.vmatch-installed")" = "$2" ] &&
+        [ ! "$3/.vmatch-series" -nt "$1/.vmatch-installed" ]
+}
+
+# configure_once LABEL BUILD KEY COMMAND...: runs COMMAND (configure and its arguments,
+# at nice 19) in BUILD, emptied first, its output in BUILD/configure.log; not again while
+# KEY stays the same.
+configure_once() {
+    local label=$1 build=$2 key=$3
+    shift 3
+    if [ -f "$build/.vmatch-configured" ] && [ "$(cat "$build/.vmatch-configured")" = "$key" ]; then
+        return 0
+    fi
+    log "$label: configure (log: $build/configure.log)"
+    rm -rf "$build" && mkdir -p "$build"
+    (cd "$build" && nice -n 19 "$@" >configure.log 2>&1) || {
+        tail -20 "$build/configure.log" >&2
+        return 1
+    }
+    echo "$key" >"$build/.vmatch-configured"
+}
+
+# logged DIR LOG COMMAND...: runs COMMAND in DIR, its output in DIR/LOG; when it fails, the
+# first 20 error lines of the log go to stderr.
+logged() {
+    local dir=$1 log=$1/$2
+    shift 2
+    (cd "$dir" && "$@") >"$log" 2>&1 || {
+        grep -E 'error|Error' "$log" | head -20 >&2
+        return 1
+    }
+}
+
+# print_prefixes PROGRAM WIDTH BUILD...: "BUILD PORT_NAME:  prefix" for each BUILD
+# installed (its bin/PROGRAM exists), the first column WIDTH wide.
+print_prefixes() {
+    local prog=$1 width=$2 b
+    shift 2
+    for b in "$@"; do
+        [ -x "$work/$b/install/bin/$prog" ] && printf '%-*s %s\n' "$width" "$b $port_name:" "$work/$b/install"
+    done
+    return 0
+}
+
+# ---- check-patches ----
+
+# check_patches CANDIDATE: checks that the series applies cleanly, in order, to the port's
+# source: CANDIDATE (a source tree or a .dsc file; the script's VMATCH_*_SRC), else the
+# tree the build fetched, else a .dsc with its tarballs in $work.  Nothing is downloaded or
+# built.  Without a source, or without patch or dpkg-source, it says so and exits 0 (a
+# skip); it exits 1 when a patch does not apply or applies only with offsets or fuzz.
+check_patches() {
+    local cand=$1 c tree dsc out p f series
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    if [ -z "$cand" ]; then
+        for c in "$src" "$work/${port}_$port_version"-*.dsc; do
+            [ -e "$c" ] && { cand=$c; break; }
+        done
+    fi
+    if [ -z "$cand" ] || [ ! -e "$cand" ]; then
+        echo "ports/$port: skipped, no local $port_name $port_version source (ports/$port/build fetches it into $work)"
+        exit 0
+    fi
+    command -v patch >/dev/null || {
+        echo "ports/$port: skipped, the patch program is missing (apt-get install patch)"
+        exit 0
+    }
+    tree=$cand
+    if [ -f "$cand" ]; then
+        # an unpacked copy of the cached source package (dpkg-source applies Debian's patches)
+        command -v dpkg-source >/dev/null || {
+            echo "ports/$port: skipped, $cand found but dpkg-source (dpkg-dev) is missing"
+            exit 0
+        }
+        dsc=$(realpath "$cand") # dpkg-source runs in $tmp
+        if ! out=$(cd "$tmp" && dpkg-source -q -x "$dsc" src 2>&1); then
+            echo "ports/$port: dpkg-source cannot unpack $cand:" >&2
+            echo "$out" >&2
+            exit 1
+        fi
+        tree=$tmp/src
+    fi
+
+    # Only the files the series touches are copied, then every patch is applied for real
+    # in order (a later patch may build on an earlier one in the same file).
+    mkdir -p "$tmp/tree"
+    series=$(grep -v '^\s*\(#\|$\)' "$here/patches/series")
+    for p in $series; do
+        sed -n 's|^--- a/\([^\t ]*\).*|\1|p' "$here/patches/$p"
+    done | sort -u | while read -r f; do
+        [ -f "$tree/$f" ] || continue # a file the series creates
+        mkdir -p "$tmp/tree/$(dirname "$f")"
+        cp "$tree/$f" "$tmp/tree/$f"
+    done
+    for p in $series; do
+        if ! out=$(patch -d "$tmp/tree" -p1 -N --no-backup-if-mismatch -F0 <"$here/patches/$p" 2>&1); then
+            echo "ports/$port: $p does not apply to $cand:" >&2
+            echo "$out" >&2
+            exit 1
+        fi
+        if echo "$out" | grep -qi 'offset\|fuzz'; then
+            echo "ports/$port: $p applies only with offsets to $cand:" >&2
+            echo "$out" >&2
+            exit 1
+        fi
+    done
+    echo "ports/$port: $(echo "$series" | wc -w) patches apply cleanly to $cand"
+}
+
+# ---- bench: queue-depth ping-pong, stock against patched in lockstep pairs ----
+# The bench sets depths, iters, batches, reps (VMATCH_QDEPTH...), out (its results folder)
+# and, optionally, lockstep (1, the default: the two runs of a pair take turns batch by
+# batch; else one after the other), and defines two functions:
+#   run_bg BUILD ARGS...      execs one MPI job of qdepth (ports/mpich/qdepth.c) over
+#                             BUILD with ARGS, rank 0's output on stdout; the bench runs it
+#                             as "run_bg ... &", so $! is the job's pid.  When it keeps the
+#                             job's stderr in $tmp/BUILD.err, a failed pair shows its end.
+#   check_affinity BUILD LINE prints the CPUs of qdepth's "# affinity" LINE (pinned_cpus),
+#                             or stops the bench.
+
+# bench_tmp: $tmp, removed at exit, with the named pipes of lockstep runs.
+bench_tmp() {
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    mkfifo "$tmp/first-0" "$tmp/first-1" "$tmp/second-0" "$tmp/second-1"
+}
+
+# bench_pair FIRST SECOND MODE: one run of each build, FIRST taking the first turn
+# (lockstep) or running first; their outputs in $tmp/FIRST and $tmp/SECOND.
+bench_pair() {
+    local a=$1 b=$2 mode=$3 pa pb ended other rc=0
+    if [ "${lockstep:-1}" != 1 ]; then
+        (run_bg "$a" "$mode" "$depths" "$iters" "$batches") >"$tmp/$a"
+        (run_bg "$b" "$mode" "$depths" "$iters" "$batches") >"$tmp/$b"
+        return
+    fi
+    run_bg "$a" "$mode" "$depths" "$iters" "$batches" "$tmp" first >"$tmp/$a" &
+    pa=$!
+    run_bg "$b" "$mode" "$depths" "$iters" "$batches" "$tmp" second >"$tmp/$b" &
+    pb=$!
+    # A job that fails before opening its pipes leaves the other blocked in open(): when
+    # the first job to end failed, end the other one (mpiexec takes its ranks along).
+    wait -n -p ended "$pa" "$pb" || rc=$? # bash >= 5.1
+    if [ "$rc" != 0 ]; then
+        other=$([ "$ended" = "$pa" ] && echo "$pb" || echo "$pa")
+        kill "$other" 2>/dev/null || true
+        wait "$other" 2>/dev/null || true
+        if [ -f "$tmp/$a.err" ]; then
+            echo "ports/$port/bench: a $mode run failed (pair $a, $b):" >&2
+            tail -n 5 "$tmp/$a.err" "$tmp/$b.err" >&2
+        else
+            echo "ports/$port/bench: a $mode run failed (pair $a, $b)" >&2
+        fi
+        exit 1
+    fi
+    wait "$pa" || rc=$?
+    wait "$pb" || rc=$?
+    [ "$rc" = 0 ] || {
+        echo "ports/$port/bench: a $mode run failed (pair $a, $b)" >&2
+        exit 1
+    }
+}
+
+# pinned_cpus LINE: sets cpu0 and cpu1 to the CPUs rank 0 and rank 1 may run on, from
+# qdepth's "# affinity 0:CPUS 1:CPUS" LINE; true when they are pinned: one CPU per rank,
+# not the same one.
+pinned_cpus() {
+    cpu0=$(sed -n 's/^# affinity 0:\([^ ]*\) 1:.*/\1/p' <<<"$1")
+    cpu1=$(sed -n 's/^# affinity 0:[^ ]* 1:\(.*\)$/\1/p' <<<"$1")
+    [[ $cpu0 =~ ^[0-9]+$ && $cpu1 =~ ^[0-9]+$ && $cpu0 != "$cpu1" ]]
+}
+
+# bench_pairs MODES: $reps pairs per mode (MODES: comma-separated); which build goes first
+# alternates from pair to pair and from mode to mode, so that neither build always has the
+# first turn.  Writes $raw ($out/raw.txt), one line per run and depth: "build pair mode D"
+# and qdepth's figures; collects the CPUs of every run in $pins.
+bench_pairs() {
+    local r m mode order b mode_list
+    IFS=, read -r -a mode_list <<<"$1"
+    raw=$out/raw.txt
+    : >"$raw"
+    pins=""
+    for r in $(seq "$reps"); do
+        m=0
+        for mode in "${mode_list[@]}"; do
+            if [ $(((r + m) % 2)) = 1 ]; then order="stock patched"; else order="patched stock"; fi
+            m=$((m + 1))
+            # shellcheck disable=SC2086
+            bench_pair $order "$mode"
+            for b in stock patched; do
+                pins="$pins$b:$(check_affinity "$b" "$(grep '^# affinity' "$tmp/$b" || true)")"$'\n'
+                grep -v '^#' "$tmp/$b" | sed "s/^/$b $r /" >>"$raw"
+            done
+        done
+    done
+}
+
+# bench_pinning: one line per build and set of CPUs, how many runs had them.
+bench_pinning() {
+    printf '%s' "$pins" | sort | uniq -c | awk '{ split($2, a, ":")
+        printf "pinning: %d %s runs: %s\n", $1, a[1],
+            (a[2] == "unpinned" ? "NOT pinned (-bind-to none)" : "rank 0 on CPU " a[2] ", rank 1 on CPU " $3) }'
+}
+
+# bench_table COL MODES [TARGET]: the table of $raw, a row per mode and depth: each
+# build's median (min-max) of its runs' figure in column COL (5 median, 6 best), their
+# spread (max - min) / median (NOISY above 20%), the median (min-max) of the patched /
+# stock ratios within pairs, and the preempted fractions.  With TARGET, also each mode's
+# latency growth from the first depth to the last, and a verdict line ("D=...") per mode
+# for D = 0 and 16: the median pair ratio against ratio <= TARGET.
+bench_table() {
+    awk -v depths="$depths" -v col="$1" -v modes="$2" -v target="${3:-}" '
+    function sort(v, n,    i, j, t) {
+        for (i = 2; i <= n; i++) {
+            t = v[i]
+            for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]
+            v[j + 1] = t
+        }
+    }
+    function med(v, n) { sort(v, n); return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+    # statistics of the list k into the globals M (median), LO, HI, SP (spread), N
+    function cell(k,    i, v) {
+        N = cnt[k]
+        for (i = 1; i <= N; i++) v[i] = val[k, i]
+        M = N ? med(v, N) : 0; LO = v[1]; HI = v[N]; SP = M > 0 ? (HI - LO) / M : 0
+    }
+    {
+        b = $1; r = $2; mode = $3; d = $4
+        k = b " " mode " " d; val[k, ++cnt[k]] = $col + 0
+        k = "pre " mode " " d; val[k, ++cnt[k]] = $7 + 0
+        run[b, r, mode, d] = $col + 0; pairs[r] = 1
+    }
+    END {
+        n = split(depths, dd, ","); nm = split(modes, mm, ",")
+        print "| queue | D | stock: median (min-max) | patched: median (min-max) | spread stock / patched | patched / stock: median (min-max) | preempted | flag |"
+        print "|---|---|---|---|---|---|---|---|"
+        for (m = 1; m <= nm; m++) {
+            mode = mm[m]
+            for (i = 1; i <= n; i++) {
+                d = dd[i]
+                cell("stock " mode " " d); sm = M; slo = LO; shi = HI; ssp = SP
+                cell("patched " mode " " d); pm = M; plo = LO; phi = HI; psp = SP
+                cell("pre " mode " " d); pre = M
+                k = "ratio " mode " " d; above = 0
+                for (r in pairs)
+                    if ((("stock", r, mode, d) in run) && (("patched", r, mode, d) in run) &&
+                        run["stock", r, mode, d] > 0) {
+                        x = run["patched", r, mode, d] / run["stock", r, mode, d]
+                        val[k, ++cnt[k]] = x; above += x > target
+                    }
+                cell(k); rm = M; rlo = LO; rhi = HI; np = N
+                noisy = ssp > 0.2 || psp > 0.2
+                printf "| %s | %d | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.0f%% / %.0f%% | %.3f (%.3f-%.3f) | %.0f%% | %s |\n",
+                    mode, d, sm, slo, shi, pm, plo, phi, 100 * ssp, 100 * psp, rm, rlo, rhi,
+                    100 * pre, noisy ? "NOISY" : "ok"
+                med_s[mode, d] = sm; med_p[mode, d] = pm
+                if (target != "" && (d == 0 || d == 16)) {
+                    met = rm <= target
+                    verdict[++nv] = sprintf("D=%d %s: patched/stock %.3fx (pairs %.3f-%.3f, spread stock %.0f%%, patched %.0f%%) - %s target <= %.2f; %d of %d pairs %s it%s",
+                        d, mode, rm, rlo, rhi, 100 * ssp, 100 * psp, met ? "met" : "missed",
+                        target, met ? np - above : above, np, met ? "within" : "above",
+                        noisy ? "; latencies NOISY (runs disagree by more than 20%)" : "")
+                }
+            }
+        }
+        print ""
+        print "spread: (max - min) / median of a build'"'"'s runs; " (target != "" ? "flag " : "") "NOISY: a spread above 20%."
+        print "preempted: median fraction of batches in which a rank had its CPU < 90% of the time."
+        for (m = 1; m <= nm && n > 1 && target != ""; m++) {
+            mode = mm[m]
+            s0 = med_s[mode, dd[1]]; p0 = med_p[mode, dd[1]]
+            sn = med_s[mode, dd[n]]; pn = med_p[mode, dd[n]]
+            printf "%s: D=%d / D=%d latency (medians): stock %.2fx, patched %.2fx\n", mode,
+                dd[n], dd[1], (s0 > 0 ? sn / s0 : 0), (p0 > 0 ? pn / p0 : 0)
+        }
+        if (nv) print ""
+        for (i = 1; i <= nv; i++) print verdict[i]
+    }' "$raw"
+}
+
+# ---- test ----
+
+# read_specs ARRAY VAR DEFAULT...: ARRAY gets the engine specs in the environment variable
+# VAR, ';'-separated, when VAR is set ("" stands for vmatch's default spec, and so does an
+# empty VAR); else the DEFAULTs.
+read_specs() {
+    local -n specs_out=$1
+    local var=$2
+    shift 2
+    if [ -n "${!var+set}" ]; then
+        IFS=';' read -r -a specs_out <<<"${!var}"
+        [ ${#specs_out[@]} -gt 0 ] || specs_out=("")
+    else
+        specs_out=("$@")
+    fi
+}
+
+# label SPEC: SPEC as a file name part ("default" for the empty spec).
+label() { [ -n "$1" ] && echo "$1" | tr ' =' '_-' || echo default; }
+
+# openmpi_deps: Debian's Open MPI (mpicc, mpirun), for the MPI programs over UCX.
+openmpi_deps() {
+    command -v mpicc >/dev/null && command -v mpirun >/dev/null && return 0
+    vmatch_deps openmpi-bin libopenmpi-dev
+}
