@@ -95,7 +95,18 @@ static inline uint64_t vm_isqrt(uint64_t x)
 }
 
 /* Registry (registry.c).  NULL past the end / for an unknown name or one not registered.
- * The first storage and the first policy are the defaults. */
+ * The first storage and the first policy are the defaults.  Storages and policies are looked
+ * up the same way, as items of a kind: each starts with its name. */
+enum vm_item_kind { VM_ITEM_STORAGE, VM_ITEM_POLICY };
+/* The i-th item of a kind in registry order, with its module in *owner (when not NULL). */
+const void *vm_item_at(int kind, unsigned i, const vm_module_t **owner);
+/* The item of a kind with this name. */
+const void *vm_item_find(int kind, const char *name);
+/* An item's name (the first member of vm_storage_t and vm_policy_t). */
+static inline const char *vm_item_name(const void *item)
+{
+    return *(const char *const *)item;
+}
 const vm_module_t *vm_module_at(unsigned i);
 const vm_module_t *vm_module_find(const char *prefix, size_t n);
 const vm_module_t *vm_module_of_storage(const vm_storage_t *s);

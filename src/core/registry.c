@@ -54,56 +54,73 @@ void *vm_module_cfg_mut(vm_config_t *cfg, const vm_module_t *m)
     return cfg->mod + cfg_offset(m);
 }
 
+/* The j-th item of a kind that module m lists, or NULL past its last. */
+static const void *listed(const vm_module_t *m, int kind, unsigned j)
+{
+    if (kind == VM_ITEM_POLICY)
+        return m->policies ? (const void *)m->policies[j] : NULL;
+    return m->storages ? (const void *)m->storages[j] : NULL;
+}
+
+const void *vm_item_at(int kind, unsigned i, const vm_module_t **owner)
+{
+    const void *item;
+    for (unsigned m = 0; m < COUNT(modules); m++)
+        for (unsigned j = 0; (item = listed(modules[m], kind, j)) != NULL; j++)
+            if (i-- == 0) {
+                if (owner)
+                    *owner = modules[m];
+                return item;
+            }
+    return NULL;
+}
+
+const void *vm_item_find(int kind, const char *name)
+{
+    const void *item;
+    for (unsigned i = 0; (item = vm_item_at(kind, i, NULL)) != NULL; i++)
+        if (strcmp(vm_item_name(item), name) == 0)
+            return item;
+    return NULL;
+}
+
+/* The module that lists item, an item of a kind. */
+static const vm_module_t *module_of(int kind, const void *item)
+{
+    const vm_module_t *m = NULL;
+    const void *at;
+    for (unsigned i = 0; (at = vm_item_at(kind, i, &m)) != NULL; i++)
+        if (at == item)
+            return m;
+    return NULL;
+}
+
 const vm_storage_t *vm_storage_at(unsigned i)
 {
-    for (unsigned m = 0; m < COUNT(modules); m++)
-        for (const vm_storage_t *const *s = modules[m]->storages; s && *s; s++)
-            if (i-- == 0)
-                return *s;
-    return NULL;
+    return vm_item_at(VM_ITEM_STORAGE, i, NULL);
 }
 
 const vm_policy_t *vm_policy_at(unsigned i)
 {
-    for (unsigned m = 0; m < COUNT(modules); m++)
-        for (const vm_policy_t *const *p = modules[m]->policies; p && *p; p++)
-            if (i-- == 0)
-                return *p;
-    return NULL;
+    return vm_item_at(VM_ITEM_POLICY, i, NULL);
 }
 
 const vm_storage_t *vm_storage_find(const char *name)
 {
-    const vm_storage_t *s;
-    for (unsigned i = 0; (s = vm_storage_at(i)) != NULL; i++)
-        if (strcmp(s->name, name) == 0)
-            return s;
-    return NULL;
+    return vm_item_find(VM_ITEM_STORAGE, name);
 }
 
 const vm_policy_t *vm_policy_find(const char *name)
 {
-    const vm_policy_t *p;
-    for (unsigned i = 0; (p = vm_policy_at(i)) != NULL; i++)
-        if (strcmp(p->name, name) == 0)
-            return p;
-    return NULL;
+    return vm_item_find(VM_ITEM_POLICY, name);
 }
 
 const vm_module_t *vm_module_of_storage(const vm_storage_t *storage)
 {
-    for (unsigned m = 0; m < COUNT(modules); m++)
-        for (const vm_storage_t *const *s = modules[m]->storages; s && *s; s++)
-            if (*s == storage)
-                return modules[m];
-    return NULL;
+    return module_of(VM_ITEM_STORAGE, storage);
 }
 
 const vm_module_t *vm_module_of_policy(const vm_policy_t *policy)
 {
-    for (unsigned m = 0; m < COUNT(modules); m++)
-        for (const vm_policy_t *const *p = modules[m]->policies; p && *p; p++)
-            if (*p == policy)
-                return modules[m];
-    return NULL;
+    return module_of(VM_ITEM_POLICY, policy);
 }

@@ -60,14 +60,38 @@ static int name_of(const char *v, size_t n, char name[64])
     return n < 64;
 }
 
-static int parse_policy(void *cfg, const char *v, size_t n)
+/* policy= and storage=: the registered item of the kind with the name in v, or NULL with
+ * vm_fail's message (VMATCH_EINVAL). */
+static const void *parse_item(int kind, const char *v, size_t n)
 {
     char name[64];
-    const vm_policy_t *p = name_of(v, n, name) ? vm_policy_find(name) : NULL;
-    if (!p)
-        return vm_fail(VMATCH_EINVAL, "spec: unknown policy '%s'", name);
-    ((vm_config_t *)cfg)->policy = p;
-    return VMATCH_OK;
+    const void *item = name_of(v, n, name) ? vm_item_find(kind, name) : NULL;
+    if (!item)
+        vm_fail(VMATCH_EINVAL, "spec: unknown %s '%s'",
+                kind == VM_ITEM_POLICY ? "policy" : "storage", name);
+    return item;
+}
+
+/* The README's "values" of policy= or storage=: every item of the kind, the default first. */
+static void values_item(int kind, char *buf, size_t len)
+{
+    const void *item;
+    buf[0] = '\0';
+    for (unsigned i = 0; (item = vm_item_at(kind, i, NULL)) != NULL; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s`%s`", i ? ", " : "",
+                 vm_item_name(item));
+}
+
+static int parse_policy(void *cfg, const char *v, size_t n)
+{
+    const vm_policy_t *p = parse_item(VM_ITEM_POLICY, v, n);
+    return p ? (((vm_config_t *)cfg)->policy = p, VMATCH_OK) : VMATCH_EINVAL;
+}
+
+static int parse_storage(void *cfg, const char *v, size_t n)
+{
+    const vm_storage_t *s = parse_item(VM_ITEM_STORAGE, v, n);
+    return s ? (((vm_config_t *)cfg)->storage = s, VMATCH_OK) : VMATCH_EINVAL;
 }
 
 static void print_policy(const void *cfg, char *buf, size_t len)
@@ -75,35 +99,19 @@ static void print_policy(const void *cfg, char *buf, size_t len)
     snprintf(buf, len, "%s", ((const vm_config_t *)cfg)->policy->name);
 }
 
-static void values_policy(char *buf, size_t len)
-{
-    const vm_policy_t *p;
-    buf[0] = '\0';
-    for (unsigned i = 0; (p = vm_policy_at(i)) != NULL; i++)
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s`%s`", i ? ", " : "", p->name);
-}
-
-static int parse_storage(void *cfg, const char *v, size_t n)
-{
-    char name[64];
-    const vm_storage_t *s = name_of(v, n, name) ? vm_storage_find(name) : NULL;
-    if (!s)
-        return vm_fail(VMATCH_EINVAL, "spec: unknown storage '%s'", name);
-    ((vm_config_t *)cfg)->storage = s;
-    return VMATCH_OK;
-}
-
 static void print_storage(const void *cfg, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", ((const vm_config_t *)cfg)->storage->name);
 }
 
+static void values_policy(char *buf, size_t len)
+{
+    values_item(VM_ITEM_POLICY, buf, len);
+}
+
 static void values_storage(char *buf, size_t len)
 {
-    const vm_storage_t *s;
-    buf[0] = '\0';
-    for (unsigned i = 0; (s = vm_storage_at(i)) != NULL; i++)
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s`%s`", i ? ", " : "", s->name);
+    values_item(VM_ITEM_STORAGE, buf, len);
 }
 
 static int parse_simd(void *cfg, const char *v, size_t n)
