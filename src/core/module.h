@@ -56,6 +56,9 @@ typedef struct vm_module {
     const vm_policy_t *const *policies;
 } vm_module_t;
 
+/* The .keys and .nkeys of a vm_module_t from its key table k, an array. */
+#define VM_MODULE_KEYS(k) .keys = (k), .nkeys = sizeof(k) / sizeof((k)[0])
+
 /* The module's config inside cfg: the defaults, then what the spec set. */
 const void *vm_module_cfg(const vm_config_t *cfg, const vm_module_t *m);
 void *vm_module_cfg_mut(vm_config_t *cfg, const vm_module_t *m);

@@ -363,8 +363,7 @@ static const vm_storage_t *const lla_storages[] = {&vm_lla_storage, NULL};
 
 const vm_module_t vm_lla_module = {
     .prefix = "lla",
-    .keys = lla_keys,
-    .nkeys = sizeof lla_keys / sizeof lla_keys[0],
+    VM_MODULE_KEYS(lla_keys),
     .cfg_size = sizeof(vm_lla_config_t),
     .cfg_default = &lla_default,
     .storages = lla_storages,
