@@ -68,13 +68,13 @@ static void chain_init(chain_t *c, int side, unsigned n, uint32_t groups, int sm
         uint64_t *w = (uint64_t *)c->b[i];
         for (size_t j = 0; j < g->size / sizeof *w; j++)
             w[j] = rnd64();
-        *c->b[i] = (vm_llv_block_t){.prev = i ? c->b[i - 1] : NULL,
-                                    .slots = g->slots,
-                                    .lanes = g->bits,
-                                    .prq = side == VM_PRQ};
+        *c->b[i] = (vm_llv_block_t){
+            .blk = {.link.prev = i ? &c->b[i - 1]->blk.link : NULL, .slots = g->slots},
+            .lanes = g->bits,
+            .prq = side == VM_PRQ};
         memset(c->b[i]->map, 0, (side == VM_PRQ ? 2u : 1u) * g->groups * sizeof(uint64_t));
         if (i)
-            c->b[i - 1]->next = c->b[i];
+            c->b[i - 1]->blk.link.next = &c->b[i]->blk.link;
     }
     c->care_of[0] = ~(uint64_t)0;
 }
@@ -104,20 +104,20 @@ static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64
         b->wild++;
     }
     b->map[i / VM_LLV_GROUP] |= bit;
-    b->live++;
+    b->blk.live++;
 }
 
 /** Set head, tail and start of b from its bitmap (a block of the queue is never empty). */
 static void settle(vm_llv_block_t *b)
 {
-    uint32_t lo = b->slots, hi = 0;
-    for (uint32_t i = 0; i < b->slots; i++)
+    uint32_t lo = b->blk.slots, hi = 0;
+    for (uint32_t i = 0; i < b->blk.slots; i++)
         if (b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1) {
             lo = lo < i ? lo : i;
             hi = i + 1;
         }
-    b->head = lo;
-    b->tail = hi;
+    b->blk.head = lo;
+    b->blk.tail = hi;
     b->start = lo / VM_LLV_GROUP;
 }
 
@@ -137,7 +137,7 @@ static int ref_find(const chain_t *c, int masked, enum vm_llv_lane_id lane, uint
     uint64_t passed = 0;
     for (unsigned j = 0; j < c->n; j++) {
         const vm_llv_block_t *b = c->b[j];
-        for (uint32_t i = b->head; i < b->tail; i++) {
+        for (uint32_t i = b->blk.head; i < b->blk.tail; i++) {
             if (!(b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1))
                 continue;
             const uint64_t *v = lane == VM_LLV_BITS ? vm_llv_bits(b) : vm_llv_payload(b);
@@ -147,7 +147,7 @@ static int ref_find(const chain_t *c, int masked, enum vm_llv_lane_id lane, uint
                 return 1;
             }
         }
-        passed += b->live;
+        passed += b->blk.live;
     }
     pos->passed = passed;
     return 0;
@@ -206,7 +206,7 @@ static void random_chain(chain_t *c, int side, const uint64_t *keys, unsigned nk
     }
     for (unsigned j = 0; j < n; j++) {
         vm_llv_block_t *b = c->b[j];
-        uint32_t slots = b->slots, density = rnd(101);
+        uint32_t slots = b->blk.slots, density = rnd(101);
         uint32_t lo = rnd(slots), hi = lo + 1 + rnd(slots - lo);
         for (uint32_t i = lo; i < hi; i++) {
             if (i != lo && rnd(100) >= density)
@@ -255,7 +255,7 @@ static void test_random(const vm_llv_kernel_t *kern)
             compare(kern, &c, 1, VM_LLV_BITS, key, ~(uint64_t)0, "random exact masked search");
             /* the payload lane, by a payload that is there (or not) */
             const vm_llv_block_t *b = c.b[rnd(c.n)];
-            uint64_t pay = vm_llv_payload(b)[b->head + rnd(b->tail - b->head)];
+            uint64_t pay = vm_llv_payload(b)[b->blk.head + rnd(b->blk.tail - b->blk.head)];
             compare(kern, &c, 1, VM_LLV_PAYLOAD, rnd(2) ? pay : rnd64(), ~(uint64_t)0,
                     "payload search");
             chain_free(&c);
