@@ -1,7 +1,8 @@
 /* Unit tests of the intrusive list (src/core/list.h) and of the block list of lla and llv
  * (src/core/blocklist.h): links at either end and in the middle, the live bitmap's edge
  * searches against a plain walk on random bitmaps, removal with edge trimming to the last
- * slot, the growth rule's four steps, where a new block goes, which empty block is kept and
+ * slot, the growth rule's four steps and a toy storage growing and shrinking by it (failing
+ * allocations included), where a new block goes, which empty block is kept and
  * how the engine counts it, and where blocks come from (pool or malloc, failing allocations
  * included).  The storages' own use of it is in test_blocks and test_diff. */
 #include "blocklist.h"
@@ -256,6 +257,141 @@ static void test_keep(void)
     CHECK_EQ(mem.kept, VM_MEM_KEPT + 2);
 }
 
+/* A toy storage on test blocks: blocks from malloc (or none, when told to fail), entries
+ * that are only their live bits. */
+typedef struct toy {
+    vm_list_t blocks;
+    uint64_t len;
+    unsigned allocs, frees;
+    int fail; /* the next allocations fail */
+} toy_t;
+
+static vm_blk_t *toy_alloc(void *q, uint32_t slots)
+{
+    toy_t *t = q;
+    test_block_t *b = t->fail ? NULL : calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    t->allocs++;
+    b->blk.slots = slots;
+    return &b->blk;
+}
+
+static void toy_move(void *q, vm_blk_t *d, vm_blk_t *s)
+{
+    uint32_t n = s->live;
+    (void)q;
+    memset(((test_block_t *)d)->map, 0, sizeof((test_block_t *)d)->map);
+    for (uint32_t i = 0; i < n; i++)
+        vm_blk_mark(((test_block_t *)d)->map, i);
+    d->head = 0;
+    d->tail = d->live = n;
+}
+
+static void toy_release(void *q, vm_blk_t *b)
+{
+    ((toy_t *)q)->frees++;
+    free(b);
+}
+
+static const vm_blk_ops_t toy_ops = {
+    .alloc = toy_alloc, .move = toy_move, .release = toy_release};
+
+enum { TOY_FIRST = 8, TOY_LARGE = 64 };
+
+/** Append an entry to t, growing by the rule; VMATCH_ENOMEM when that fails. */
+static int toy_append(toy_t *t)
+{
+    vm_blk_t *b = vm_blk_of(t->blocks.tail);
+    if (!b || b->tail == b->slots) {
+        int rc = vm_blk_grow(&t->blocks, TOY_FIRST, TOY_LARGE, &toy_ops, t);
+        if (rc != VMATCH_OK)
+            return rc;
+        b = vm_blk_of(t->blocks.tail);
+    }
+    vm_blk_mark(((test_block_t *)b)->map, b->tail++);
+    b->live++;
+    t->len++;
+    return VMATCH_OK;
+}
+
+/** Remove the head entry of t, dropping a block that empties. */
+static void toy_take_head(toy_t *t)
+{
+    vm_blk_t *b = vm_blk_of(t->blocks.head);
+    t->len--;
+    if (vm_blk_remove(b, MAP_OFF, b->head) == VM_BLK_EMPTIED) {
+        vm_list_unlink(&t->blocks, &b->link);
+        toy_release(t, b);
+    }
+}
+
+/** The blocks of t: one of the size that holds its entries while they fit in a large block,
+ * else large blocks only, their live counts summing to its length. */
+static void check_toy(const toy_t *t)
+{
+    uint64_t live = 0, blocks = 0;
+    for (vm_link_t *n = t->blocks.head; n; n = n->next, blocks++) {
+        live += vm_blk_of(n)->live;
+        if (t->len > TOY_LARGE)
+            CHECK_EQ(vm_blk_of(n)->slots, TOY_LARGE);
+    }
+    CHECK_EQ(live, t->len);
+    if (t->len <= TOY_LARGE && blocks == 1)
+        CHECK(vm_blk_of(t->blocks.head)->slots >= vm_blk_fit(t->len, TOY_FIRST, TOY_LARGE));
+}
+
+/** vm_blk_grow on a toy storage: the only block doubling from the first size to the large
+ * one, large blocks linked behind it, every step failing cleanly under a failed allocation,
+ * and a large block at most half live compacted in place without one. */
+static void test_grow(void)
+{
+    toy_t t = {.blocks = {NULL, NULL}};
+    for (int k = 0; k < 3 * TOY_LARGE; k++) {
+        vm_blk_t *b = vm_blk_of(t.blocks.tail);
+        if (!b || b->tail == b->slots) { /* a step that allocates: make it fail first */
+            vm_list_t before = t.blocks;
+            unsigned allocs = t.allocs, frees = t.frees;
+            t.fail = 1;
+            CHECK_EQ(toy_append(&t), VMATCH_ENOMEM);
+            t.fail = 0;
+            CHECK(t.blocks.head == before.head && t.blocks.tail == before.tail);
+            CHECK(t.allocs == allocs && t.frees == frees && (!b || b->live == b->tail));
+        }
+        REQUIRE(toy_append(&t) == VMATCH_OK);
+        check_toy(&t);
+        if (t.len <= TOY_LARGE)
+            CHECK_EQ(vm_blk_of(t.blocks.head)->slots, vm_blk_fit(t.len, TOY_FIRST, TOY_LARGE));
+    }
+    CHECK_EQ(t.allocs - t.frees, 3); /* three large blocks */
+    /* Down to the last large block, half live, its tail full: compacted in place. */
+    while (t.len > TOY_LARGE / 2)
+        toy_take_head(&t);
+    vm_blk_t *only = vm_blk_of(t.blocks.head);
+    CHECK(only == vm_blk_of(t.blocks.tail) && only->slots == TOY_LARGE && only->head > 0);
+    unsigned allocs = t.allocs;
+    t.fail = 1;
+    REQUIRE(toy_append(&t) == VMATCH_OK);
+    t.fail = 0;
+    CHECK(t.allocs == allocs && vm_blk_of(t.blocks.head) == only && only->head == 0);
+    CHECK_EQ(only->live, TOY_LARGE / 2 + 1);
+    check_toy(&t);
+    /* A short queue with holes moving through a 64-slot block moves to one of four times its
+     * entries (16 for 3). */
+    while (t.len > 3)
+        toy_take_head(&t);
+    while (vm_blk_of(t.blocks.tail)->tail < TOY_LARGE) {
+        REQUIRE(toy_append(&t) == VMATCH_OK);
+        toy_take_head(&t);
+    }
+    REQUIRE(toy_append(&t) == VMATCH_OK);
+    CHECK_EQ(vm_blk_of(t.blocks.head)->slots, 16);
+    check_toy(&t);
+    vm_mem_t mem = {.numa = VM_NUMA_OFF, .fail_after = -1};
+    vm_blk_free_all(&t.blocks, t.len, &mem, &toy_ops, &t);
+    CHECK(t.allocs == t.frees && !t.blocks.head);
+}
+
 /** Releases counted by vm_blk_free_all. */
 typedef struct released {
     vm_mem_t *mem;
@@ -269,6 +405,8 @@ static void release(void *ctx, vm_blk_t *b)
     r->n++;
     vm_blk_free(r->mem, r->pool, b, sizeof(test_block_t));
 }
+
+static const vm_blk_ops_t release_ops = {.release = release};
 
 /** Blocks from a pool and from malloc, failing allocations, and the end of a queue. */
 static void test_alloc(void)
@@ -299,7 +437,7 @@ static void test_alloc(void)
         *x = (test_block_t){.blk.slots = 8};
         vm_blk_place(&l, &x->blk, VM_BLK_LINK);
     }
-    vm_blk_free_all(&l, 5, &mem, release, &r);
+    vm_blk_free_all(&l, 5, &mem, &release_ops, &r);
     CHECK(r.n == 3 && !l.head && !l.tail);
     CHECK_EQ(mem.kept, 0);
     p = vm_blk_alloc(&mem, &pool, sizeof *p);
@@ -307,7 +445,7 @@ static void test_alloc(void)
     *p = (test_block_t){.blk.slots = 8};
     vm_blk_place(&l, &p->blk, VM_BLK_NEW);
     mem.kept = 1; /* as vm_blk_keep left it */
-    vm_blk_free_all(&l, 0, &mem, release, &r);
+    vm_blk_free_all(&l, 0, &mem, &release_ops, &r);
     CHECK(r.n == 4 && mem.kept == 0 && !l.head);
     vm_pool_fini(&pool);
     CHECK_EQ(mem.bytes, 0);
@@ -323,6 +461,7 @@ int main(void)
     test_fit();
     test_bitmap();
     test_room();
+    test_grow();
     test_keep();
     test_alloc();
     return check_report("test_blocklist");

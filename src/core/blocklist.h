@@ -26,6 +26,7 @@
 
 #include "list.h"
 #include "pool.h"
+#include "vmatch.h"
 
 #include <stdint.h>
 
@@ -179,6 +180,44 @@ static inline void vm_blk_place(vm_list_t *blocks, vm_blk_t *b, enum vm_blk_room
     vm_list_push_tail(blocks, &b->link);
 }
 
+/* What the block list asks of a storage; q is the storage's queue.  A storage passes a
+ * static const table of its own static functions, so once vm_blk_grow is inlined the calls
+ * are direct. */
+typedef struct vm_blk_ops {
+    /* A new empty block of `slots` slots, unlinked, or NULL when memory runs out. */
+    vm_blk_t *(*alloc)(void *q, uint32_t slots);
+    /* Copy the live entries of src, in order, to slots 0, 1, ... of dst, and set dst's
+     * edges and counts; dst == src compacts the block in place. */
+    void (*move)(void *q, vm_blk_t *dst, vm_blk_t *src);
+    /* Give block b, unlinked or about to be, back to where it came from. */
+    void (*release)(void *q, vm_blk_t *b);
+} vm_blk_ops_t;
+
+/* Make room for one append at the tail of a queue whose tail block is full, or that has
+ * none, by the growth rule (vm_blk_room).
+ * blocks: the queue's blocks; first, large: its smallest and largest block sizes; ops, q:
+ * the storage's calls and its queue.
+ * Returns VMATCH_OK, or VMATCH_ENOMEM with nothing changed. */
+static inline int vm_blk_grow(vm_list_t *blocks, uint32_t first, uint32_t large,
+                              const vm_blk_ops_t *ops, void *q)
+{
+    vm_blk_t *t = vm_blk_of(blocks->tail), *b;
+    uint32_t slots;
+    enum vm_blk_room how = vm_blk_room(blocks, first, large, &slots);
+    if (how == VM_BLK_COMPACT) {
+        ops->move(q, t, t);
+        return VMATCH_OK;
+    }
+    if (!(b = ops->alloc(q, slots)))
+        return VMATCH_ENOMEM;
+    if (how == VM_BLK_MOVE) {
+        ops->move(q, b, t);
+        ops->release(q, t);
+    }
+    vm_blk_place(blocks, b, how);
+    return VMATCH_OK;
+}
+
 /* ---- blocks kept by empty queues ---- */
 
 /* Whether a queue of len entries holding blocks is empty and so keeps its only block: the
@@ -228,16 +267,16 @@ static inline void vm_blk_free(vm_mem_t *mem, vm_pool_t *pool, void *b, size_t b
         vm_mem_free_line(mem, b, bytes);
 }
 
-/* The end of a queue of len entries: count its kept block out, and give every block back.
- * release(ctx, b) gives one block back; the list is left empty. */
+/* The end of a queue of len entries: count its kept block out, and give every block back
+ * with ops->release(q, b); the list is left empty. */
 static inline void vm_blk_free_all(vm_list_t *blocks, uint64_t len, vm_mem_t *mem,
-                                   void (*release)(void *ctx, vm_blk_t *b), void *ctx)
+                                   const vm_blk_ops_t *ops, void *q)
 {
     if (vm_blk_kept(blocks, len))
         vm_blk_unkeep(mem);
     for (vm_link_t *n = blocks->head, *next; n; n = next) {
         next = n->next;
-        release(ctx, vm_blk_of(n));
+        ops->release(q, vm_blk_of(n));
     }
     *blocks = (vm_list_t){NULL, NULL};
 }

@@ -104,42 +104,34 @@ static vm_pool_t *pool_of(const vm_lla_t *l, uint32_t cap)
     return cap == l->block ? l->pool : cap == LLA_FIRST ? l->first : NULL;
 }
 
-/* A new empty block of cap slots, unlinked, or NULL when memory runs out. */
-static vm_lla_block_t *block_new(vm_lla_t *l, uint32_t cap)
+/* A new empty block of cap slots for queue q (a vm_lla_t), unlinked, or NULL when memory runs
+ * out (vm_blk_ops_t.alloc). */
+static inline vm_blk_t *block_new(void *q, uint32_t cap)
 {
+    vm_lla_t *l = q;
     vm_lla_block_t *b = vm_blk_alloc(&l->base.env->mem, pool_of(l, cap), block_bytes(cap));
     if (!b)
         return NULL;
     b->blk = (vm_blk_t){.slots = cap};
     for (uint32_t w = 0; w < vm_blk_words(cap); w++)
         b->map[w] = 0;
-    return b;
+    return &b->blk;
 }
 
-/* Give block b of l back to where it came from. */
-static void block_free(vm_lla_t *l, vm_lla_block_t *b)
+/* Give block b of queue q back to where it came from (vm_blk_ops_t.release). */
+static void block_free(void *q, vm_blk_t *b)
 {
-    uint32_t cap = b->blk.slots;
-    vm_blk_free(&l->base.env->mem, pool_of(l, cap), b, block_bytes(cap));
+    vm_lla_t *l = q;
+    vm_blk_free(&l->base.env->mem, pool_of(l, b->slots), b, block_bytes(b->slots));
 }
 
-/* block_free as vm_blk_free_all calls it: ctx is the queue. */
-static void block_release(void *ctx, vm_blk_t *b)
+/* Copy the live entries of block s, in order, to slots 0, 1, ... of block d, which may be s
+ * (vm_blk_ops_t.move). */
+static inline void move_live(void *q, vm_blk_t *d, vm_blk_t *s)
 {
-    block_free(ctx, (vm_lla_block_t *)b);
-}
-
-static void lla_destroy(vm_queue_t *q)
-{
-    vm_lla_t *l = (vm_lla_t *)q;
-    vm_blk_free_all(&l->blocks, q->len, &q->env->mem, block_release, l);
-    vm_mem_free(&q->env->mem, l, sizeof *l);
-}
-
-/* Copy the live entries of src, in order, to slots 0, 1, ... of dst (which may be src). */
-static void move_live(vm_lla_block_t *dst, vm_lla_block_t *src)
-{
+    vm_lla_block_t *dst = (vm_lla_block_t *)d, *src = (vm_lla_block_t *)s;
     vm_lla_entry_t *se = entries(src), *de = entries(dst);
+    (void)q;
     uint32_t n = 0, words = vm_blk_words(src->blk.tail);
     /* In place, entry n is never past entry i, so every entry is read before it is
      * overwritten; the bitmap is rewritten after the last read. */
@@ -154,25 +146,22 @@ static void move_live(vm_lla_block_t *dst, vm_lla_block_t *src)
     dst->blk.tail = dst->blk.live = n;
 }
 
-/* Room for one append at the tail, as the block list's growth rule says (vm_blk_room).
- * Returns OK, or ENOMEM with nothing changed. */
+/* What the block list asks of lla. */
+static const vm_blk_ops_t lla_blocks = {
+    .alloc = block_new, .move = move_live, .release = block_free};
+
+static void lla_destroy(vm_queue_t *q)
+{
+    vm_lla_t *l = (vm_lla_t *)q;
+    vm_blk_free_all(&l->blocks, q->len, &q->env->mem, &lla_blocks, l);
+    vm_mem_free(&q->env->mem, l, sizeof *l);
+}
+
+/* Room for one append at the tail, as the block list's growth rule says.  Returns OK, or
+ * ENOMEM with nothing changed. */
 __attribute__((noinline, cold)) static int lla_room(vm_lla_t *l)
 {
-    vm_lla_block_t *t = lla_block(l->blocks.tail), *b;
-    uint32_t cap;
-    enum vm_blk_room how = vm_blk_room(&l->blocks, LLA_FIRST, l->block, &cap);
-    if (how == VM_BLK_COMPACT) {
-        move_live(t, t);
-        return VMATCH_OK;
-    }
-    if (!(b = block_new(l, cap)))
-        return VMATCH_ENOMEM;
-    if (how == VM_BLK_MOVE) {
-        move_live(b, t);
-        block_free(l, t);
-    }
-    vm_blk_place(&l->blocks, &b->blk, how);
-    return VMATCH_OK;
+    return vm_blk_grow(&l->blocks, LLA_FIRST, l->block, &lla_blocks, l);
 }
 
 static int lla_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
@@ -257,7 +246,7 @@ static void lla_remove(vm_queue_t *q, const vm_hit_t *hit)
     if (vm_blk_remove(&b->blk, offsetof(vm_lla_block_t, map), hit->slot) == VM_BLK_EMPTIED &&
         !vm_blk_keep(&q->env->mem, &b->blk, LLA_FIRST)) {
         vm_list_unlink(&l->blocks, &b->blk.link);
-        block_free(l, b);
+        block_free(l, &b->blk);
     }
 }
 

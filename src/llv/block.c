@@ -93,9 +93,11 @@ int vm_llv_pools(vm_llv_t *l)
     return VMATCH_OK;
 }
 
-/* A new empty block of `slots` slots, unlinked, or NULL when memory runs out. */
-static vm_llv_block_t *block_new(vm_llv_t *l, uint32_t slots)
+/* A new empty block of `slots` slots for queue q (a vm_llv_t), unlinked, or NULL when memory
+ * runs out (vm_blk_ops_t.alloc). */
+static inline vm_blk_t *block_new(void *q, uint32_t slots)
 {
+    vm_llv_t *l = q;
     const vm_llv_geom_t *g = vm_llv_geom(slots, l->base.side);
     vm_llv_block_t *b = vm_blk_alloc(&l->base.env->mem, pool_of(l, g), g->size);
     if (!b)
@@ -111,20 +113,14 @@ static vm_llv_block_t *block_new(vm_llv_t *l, uint32_t slots)
     b->classes = 0;
     for (uint32_t w = 0; w < (g->has_wild ? 2u : 1u) * g->groups; w++)
         b->map[w] = 0;
-    return b;
+    return &b->blk;
 }
 
-/* Give block b of l back to where it came from. */
-static void block_free(vm_llv_t *l, vm_llv_block_t *b)
+/* Give block b of queue q back to where it came from (vm_blk_ops_t.release). */
+static void block_free(void *q, vm_blk_t *b)
 {
-    const vm_llv_geom_t *g = vm_llv_geo(b);
-    vm_blk_free(&l->base.env->mem, pool_of(l, g), b, g->size);
-}
-
-/* block_free as vm_blk_free_all calls it: ctx is the queue. */
-static void block_release(void *ctx, vm_blk_t *b)
-{
-    block_free(ctx, (vm_llv_block_t *)b);
+    const vm_llv_geom_t *g = vm_llv_geo((vm_llv_block_t *)b);
+    vm_blk_free(&((vm_llv_t *)q)->base.env->mem, pool_of(q, g), b, g->size);
 }
 
 /* Runs shorter than this are copied slot by slot: five memmove calls cost more than the
@@ -213,7 +209,7 @@ static void shift_down(uint64_t *map, uint32_t n, uint32_t by)
 /* Move the slots [head, tail) of b down to 0, holes and all: a queue moving through its only
  * block (a pipeline's one or two receives, a neighbour exchange's few dozen) comes here
  * whenever the block fills, and copies its entries with none of move_live's bookkeeping. */
-static void slide(vm_llv_block_t *b)
+static inline void slide(vm_llv_block_t *b)
 {
     uint32_t from = b->blk.head, n = b->blk.tail - from, groups = vm_llv_groups(b);
     move_slots(b, 0, b, from, n);
@@ -224,35 +220,33 @@ static void slide(vm_llv_block_t *b)
     b->blk.tail = n;
 }
 
+/* Move the live entries of block s to slots 0, 1, ... of block d (vm_blk_ops_t.move).  In
+ * place (d == s), a block whose [head, tail) is at most half of it slides down instead. */
+static inline void block_move(void *q, vm_blk_t *d, vm_blk_t *s)
+{
+    (void)q;
+    if (d == s && 2 * (s->tail - s->head) <= s->slots)
+        slide((vm_llv_block_t *)s); /* frees half the block at least */
+    else
+        move_live((vm_llv_block_t *)d, (vm_llv_block_t *)s);
+}
+
+/* What the block list asks of llv. */
+static const vm_blk_ops_t llv_blocks = {
+    .alloc = block_new, .move = block_move, .release = block_free};
+
 int vm_llv_room(vm_llv_t *l)
 {
-    vm_llv_block_t *t = vm_llv_last(l), *b;
-    uint32_t slots;
-    enum vm_blk_room how = vm_blk_room(&l->blocks, VM_LLV_FIRST, l->large, &slots);
-    if (how == VM_BLK_COMPACT) {
-        if (2 * (t->blk.tail - t->blk.head) <= t->blk.slots)
-            slide(t); /* frees half the block at least */
-        else
-            move_live(t, t);
-        return VMATCH_OK;
-    }
-    if (!(b = block_new(l, slots)))
-        return VMATCH_ENOMEM;
-    if (how == VM_BLK_MOVE) {
-        move_live(b, t);
-        block_free(l, t);
-    }
-    vm_blk_place(&l->blocks, &b->blk, how);
-    return VMATCH_OK;
+    return vm_blk_grow(&l->blocks, VM_LLV_FIRST, l->large, &llv_blocks, l);
 }
 
 void vm_llv_drop(vm_llv_t *l, vm_llv_block_t *b)
 {
     vm_list_unlink(&l->blocks, &b->blk.link);
-    block_free(l, b);
+    block_free(l, &b->blk);
 }
 
 void vm_llv_drop_all(vm_llv_t *l)
 {
-    vm_blk_free_all(&l->blocks, l->base.len, &l->base.env->mem, block_release, l);
+    vm_blk_free_all(&l->blocks, l->base.len, &l->base.env->mem, &llv_blocks, l);
 }
