@@ -59,16 +59,16 @@ static void check_order(const vm_list_t *l, vm_link_t *const *want, unsigned n)
     CHECK(n ? l->head->prev == NULL && l->tail->next == NULL : !l->head && !l->tail);
 }
 
-/** The list: push at either end, unlink the head, the tail, the middle and the last one. */
+/** The list: append, unlink the head, the tail, the middle and the last one. */
 static void test_list(void)
 {
     vm_link_t a, b, c, d;
     vm_list_t l = {NULL, NULL};
     check_order(&l, NULL, 0);
+    vm_list_push_tail(&l, &a);
+    check_order(&l, (vm_link_t *const[]){&a}, 1);
     vm_list_push_tail(&l, &b);
-    check_order(&l, (vm_link_t *const[]){&b}, 1);
     vm_list_push_tail(&l, &c);
-    vm_list_push_head(&l, &a);
     vm_list_push_tail(&l, &d);
     check_order(&l, (vm_link_t *const[]){&a, &b, &c, &d}, 4);
     vm_list_unlink(&l, &b); /* middle */
@@ -79,7 +79,7 @@ static void test_list(void)
     check_order(&l, (vm_link_t *const[]){&c}, 1);
     vm_list_unlink(&l, &c); /* the only one */
     check_order(&l, NULL, 0);
-    vm_list_push_head(&l, &d); /* into an empty list from the head */
+    vm_list_push_tail(&l, &d); /* into the list emptied */
     check_order(&l, (vm_link_t *const[]){&d}, 1);
 
     struct two {

@@ -37,19 +37,6 @@ static inline void vm_list_push_tail(vm_list_t *l, vm_link_t *n)
     l->tail = n;
 }
 
-/* Insert n at the head of l.
- * l: the list; n: an element in no list (its links are overwritten). */
-static inline void vm_list_push_head(vm_list_t *l, vm_link_t *n)
-{
-    n->prev = NULL;
-    n->next = l->head;
-    if (l->head)
-        l->head->prev = n;
-    else
-        l->tail = n;
-    l->head = n;
-}
-
 /* Take n out of l.  Its own links are left as they were (callers free or relink it).
  * l: the list; n: an element of l. */
 static inline void vm_list_unlink(vm_list_t *l, vm_link_t *n)

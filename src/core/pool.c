@@ -196,11 +196,11 @@ static void region_put(vm_pool_t *p, void *r, size_t bytes, int map)
     p->bytes -= bytes;
 }
 
-/* Put slab s on the partial list of p, first: the next object is taken from it. */
+/* Put slab s on the partial list of p, last: the next object is taken from it (slab_get). */
 static void partial_push(vm_pool_t *p, vm_slab_t *s)
 {
     s->on_partial = 1;
-    vm_list_push_head(&p->partial, &s->part);
+    vm_list_push_tail(&p->partial, &s->part);
 }
 
 /* Take slab s off the partial list of p. */
@@ -290,7 +290,7 @@ static vm_slab_t *slab_new(vm_pool_t *p)
     /* The page rounding may leave room for more objects: use it. */
     cap = (bytes - SLAB_HEADER) / p->obj_size;
     *s = (vm_slab_t){.cap = (uint32_t)cap, .bytes = bytes};
-    vm_list_push_head(&p->slabs, &s->all);
+    vm_list_push_tail(&p->slabs, &s->all);
     p->nslabs++;
     p->capacity += cap;
     p->empty += bytes; /* until its first object goes out */
@@ -301,7 +301,7 @@ static vm_slab_t *slab_new(vm_pool_t *p)
 /* An object from a slab, or NULL. */
 static void *slab_get(vm_pool_t *p)
 {
-    vm_slab_t *s = (vm_slab_t *)p->partial.head; /* (its link `part` is its first member) */
+    vm_slab_t *s = (vm_slab_t *)p->partial.tail; /* (its link `part` is its first member) */
     if (!s && !(s = slab_new(p)))
         return NULL;
     void *obj;
