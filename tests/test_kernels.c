@@ -4,7 +4,8 @@
  * on slots that do not match (to the kernel exactly a hash collision, which must be rejected
  * by the full compare), stale fingerprints in dead slots, a match at every slot position,
  * and no match.
- * Also the public kernel queries (vmatch_kernel, vmatch_simd_available) and simd= refusals.
+ * Also the public kernel queries (vmatch_kernel, vmatch_simd_available), simd= refusals and
+ * the kernel list llv gives the engine (kernels.c).
  *
  * It prints which kernels ran and which this CPU (or build) cannot run; those are named, not
  * skipped silently.  VMATCH_SEED=N replays a run.
@@ -183,8 +184,8 @@ static void compare(const vm_llv_kernel_t *kern, const chain_t *c, int masked,
         fprintf(stderr,
                 "test_kernels: %s %s %s: kernel %d slot %u passed %" PRIu64
                 ", reference %d slot %u passed %" PRIu64 " (key %#" PRIx64 ")\n",
-                kern->name, c->side == VM_PRQ ? "PRQ" : "UMQ", what, k, got.slot, got.passed, w,
-                want.slot, want.passed, key);
+                vm_llv_kernel_name(kern), c->side == VM_PRQ ? "PRQ" : "UMQ", what, k, got.slot,
+                got.passed, w, want.slot, want.passed, key);
 }
 
 /** A care mask with random bits cleared (a wildcard shape of some layout). */
@@ -333,6 +334,28 @@ static void test_queries(void)
     }
 }
 
+/** The kernel list llv gives the engine: each kernel found by its simd= value, listed weakest
+ * first, the scalar one needing nothing; a value is available exactly when its kernel's CPU
+ * features are all here, and auto resolves to the highest such one. */
+static void test_table(void)
+{
+    unsigned have = vm_cpu_features(), n = 0;
+    int last = VM_SIMD_AUTO;
+    for (const vm_kernel_t *const *k = vm_llv_kernels; *k; k++, n++) {
+        CHECK((*k)->simd > last && (*k)->simd < VM_SIMD_COUNT);
+        last = (*k)->simd;
+        CHECK(&vm_llv_kernel((*k)->simd)->kernel == *k);
+        CHECK_EQ(vm_simd_available((*k)->simd), ((*k)->cpu & ~have) == 0);
+    }
+    CHECK(n >= 1 && vm_llv_kernels[0]->simd == VM_SIMD_SCALAR && vm_llv_kernels[0]->cpu == 0);
+    for (int s = VM_SIMD_SCALAR; s < VM_SIMD_COUNT; s++)
+        CHECK(!vm_simd_available(s) || vm_llv_kernel(s) != NULL);
+    CHECK(vm_llv_kernel(VM_SIMD_AUTO) == NULL && vm_llv_kernel(VM_SIMD_COUNT) == NULL);
+    CHECK(vm_simd_available(vm_simd_best()) && vm_simd_best() >= VM_SIMD_SCALAR);
+    for (int s = vm_simd_best() + 1; s < VM_SIMD_COUNT; s++)
+        CHECK(!vm_simd_available(s) && strlen(vm_simd_why_not(s)) > 0);
+}
+
 int main(void)
 {
     const char *env = getenv("VMATCH_SEED");
@@ -341,6 +364,7 @@ int main(void)
     rng_s = seed;
     printf("test_kernels: seed=%#" PRIx64 "\n", seed);
     test_queries();
+    test_table();
     for (int s = VM_SIMD_SCALAR; s < VM_SIMD_COUNT; s++) {
         const vm_llv_kernel_t *kern = vm_llv_kernel(s);
         if (!vm_simd_available(s) || !kern) {
@@ -351,7 +375,7 @@ int main(void)
         unsigned before = check_failed;
         test_random(kern);
         test_every_position(kern);
-        printf("test_kernels: kernel %-6s ran: %s\n", kern->name,
+        printf("test_kernels: kernel %-6s ran: %s\n", vm_llv_kernel_name(kern),
                check_failed == before ? "agrees with the reference" : "DISAGREES");
         ran++;
     }

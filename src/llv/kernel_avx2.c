@@ -1,6 +1,6 @@
 /* kernel_avx2.c -- the AVX2 llv kernel: 16 fingerprints or 4 match-bit lanes per instruction.
- * Compiled with the target attribute, so the rest of the library needs no -mavx2; it only
- * runs when simd.c found AVX2 and the OS saves the YMM registers. */
+ * Compiled with the target attribute, so the rest of the library needs no -mavx2; it needs
+ * VM_CPU_AVX2, so it only runs where the CPU has AVX2 and the OS saves the YMM registers. */
 #include "walk.h"
 
 #ifdef VM_SIMD_X86
@@ -75,7 +75,7 @@ VM_AVX2 static int avx2_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane,
 }
 
 const vm_llv_kernel_t vm_llv_avx2 = {
-    .name = "avx2",
+    .kernel = {.simd = VM_SIMD_AVX2, .cpu = VM_CPU_AVX2},
     .find_key = avx2_find_key,
     .find_masked = avx2_find_masked,
 };

@@ -63,8 +63,10 @@ VM_AVX512 static int avx512_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id l
     return vm_llv_walk_masked(b, lane, &c, pos, first);
 }
 
+/* The fingerprint compares are AVX2's: it needs both (KNL and every later AVX-512 CPU have
+ * them). */
 const vm_llv_kernel_t vm_llv_avx512 = {
-    .name = "avx512",
+    .kernel = {.simd = VM_SIMD_AVX512, .cpu = VM_CPU_AVX2 | VM_CPU_AVX512F},
     .find_key = avx512_find_key,
     .find_masked = avx512_find_masked,
 };

@@ -1,5 +1,5 @@
 /* llv.c -- storage=llv: a linked list of vector blocks (thesis chapter 6, Fig. 6.4), searched
- * by the kernel the spec's simd= key picked (kernel_*.c).
+ * by the kernel the spec's simd= key picked (kernels.c, kernel_*.c).
  *
  * Blocks keep their slots in queue order, as in lla: appends go at the tail of the last
  * block, a removal clears the slot's live bit (a hole), a hole at either end of a block moves
@@ -25,22 +25,6 @@ extern const vm_storage_t vm_llv_storage;
 static const vm_storage_t llv_ops[2];
 extern const vm_module_t vm_llv_module;
 
-const vm_llv_kernel_t *vm_llv_kernel(int simd)
-{
-    switch (simd) {
-    case VM_SIMD_SCALAR:
-        return &vm_llv_scalar;
-#ifdef VM_SIMD_X86
-    case VM_SIMD_AVX2:
-        return &vm_llv_avx2;
-    case VM_SIMD_AVX512:
-        return &vm_llv_avx512;
-#endif
-    default:
-        return NULL;
-    }
-}
-
 static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
 {
     const vm_llv_kernel_t *kern = vm_llv_kernel((int)env->cfg->simd);
@@ -60,7 +44,7 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     }
 #ifdef VMATCH_SIMD_DEBUG
     fprintf(stderr, "vmatch: llv %s queue searches with the %s kernel\n",
-            side == VM_PRQ ? "PRQ" : "UMQ", kern->name);
+            side == VM_PRQ ? "PRQ" : "UMQ", vm_llv_kernel_name(kern));
 #endif
     *out = &l->base;
     return VMATCH_OK;
@@ -488,4 +472,5 @@ const vm_module_t vm_llv_module = {
     .cfg_size = sizeof(vm_llv_config_t),
     .cfg_default = &llv_default,
     .storages = llv_storages,
+    .kernels = vm_llv_kernels,
 };

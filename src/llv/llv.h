@@ -192,7 +192,9 @@ enum vm_llv_lane_id { VM_LLV_BITS, VM_LLV_PAYLOAD };
 /* A search kernel.  Each walks blocks from b on, group by group from b->start, and returns 1
  * with *pos at the first live slot in queue order that matches, or 0 (pos->passed set). */
 typedef struct vm_llv_kernel {
-    const char *name;
+    /* First: the engine's view of it, the simd= value that picks it and the CPU features it
+     * needs (simd.h; the module lists it, kernels.c). */
+    vm_kernel_t kernel;
     /* Slots that match p->key: ((key ^ bits) & care) == 0 on the PRQ (care all ones for
      * class 0), bits == key on the UMQ. */
     int (*find_key)(vm_llv_block_t *b, const vm_llv_probe_t *p, vm_llv_pos_t *pos);
@@ -207,8 +209,18 @@ extern const vm_llv_kernel_t vm_llv_scalar;
 extern const vm_llv_kernel_t vm_llv_avx2, vm_llv_avx512;
 #endif
 
-/* The kernel for spec value simd (enum vm_simd, resolved), or NULL when not built. */
+/* kernels.c: the kernels of this build, NULL-terminated, as the module lists them. */
+extern const vm_kernel_t *const vm_llv_kernels[];
+
+/* The kernel of this build for simd= value simd (enum vm_simd, resolved), or NULL when there
+ * is none.  Whether the CPU runs it is the spec parser's check (vm_simd_available). */
 const vm_llv_kernel_t *vm_llv_kernel(int simd);
+
+/* The name of kernel k, its simd= value. */
+static inline const char *vm_llv_kernel_name(const vm_llv_kernel_t *k)
+{
+    return vm_simd_name(k->kernel.simd);
+}
 
 /* PRQ fingerprint classes: the care mask of each (class 0 is all ones), and its live entries;
  * a class without live entries is free for the next new care mask.  Made at a queue's first
