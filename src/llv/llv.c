@@ -150,7 +150,7 @@ __attribute__((noinline)) static int llv_append_slow(vm_llv_t *l, uint64_t bits,
 {
     vm_llv_block_t *b = vm_llv_last(l);
     uint64_t hashed = bits;
-    if (vm_blk_kept(&l->blocks, l->base.len)) /* (vm_llv_emptied), which has room */
+    if (vm_blk_kept(&l->blocks, l->base.len)) /* its kept block, which has room, in use */
         vm_blk_unkeep(&l->base.env->mem);
     if (!b || b->blk.tail == b->blk.slots) {
         int rc = vm_llv_room(l);
@@ -176,7 +176,7 @@ VM_LLV_SIDED int llv_append(vm_queue_t *q, int prq, vmatch_bits_t bits, vmatch_b
     vm_llv_block_t *b = vm_llv_last(l);
     if (!b || b->blk.tail == b->blk.slots || (prq && care != ~(vmatch_bits_t)0))
         return llv_append_slow(l, bits, care, payload, seq);
-    if (vm_blk_kept(&l->blocks, q->len)) /* (vm_llv_emptied): in use again */
+    if (vm_blk_kept(&l->blocks, q->len)) /* the block the empty queue kept, in use again */
         vm_blk_unkeep(&q->env->mem);
     llv_put(l, b, prq, bits, bits, care, payload, seq);
     return VMATCH_OK;
