@@ -7,6 +7,7 @@
  * included).  The storages' own use of it is in test_blocks and test_diff. */
 #include "blocklist.h"
 #include "check.h"
+#include "rng.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -22,23 +23,6 @@ typedef struct test_block {
 } test_block_t;
 
 #define MAP_OFF offsetof(test_block_t, map)
-
-static uint64_t rng_s;
-
-/** splitmix64. */
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-/** Uniform enough in [0, n). */
-static uint32_t rnd(uint32_t n)
-{
-    return (uint32_t)(((rnd64() >> 32) * n) >> 32);
-}
 
 /** 1 when slot i of b is live. */
 static int is_live(const test_block_t *b, uint32_t i)

@@ -12,6 +12,7 @@
  */
 #include "check.h"
 #include "llv.h"
+#include "rng.h"
 #include "simd.h"
 #include "vmatch.h"
 
@@ -24,23 +25,6 @@
 #define ROUNDS       3000 /* random chains per kernel and side */
 #define MAX_BLOCKS   3
 #define MAX_GROUPS   4 /* slots per block up to 4 * 64: every group position of a bitmap */
-
-static uint64_t rng_s;
-
-/** splitmix64. */
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-/** Uniform enough in [0, n). */
-static uint32_t rnd(uint32_t n)
-{
-    return (uint32_t)(((rnd64() >> 32) * n) >> 32);
-}
 
 /* A chain of blocks as the queue would hold them, with the reference's view of each slot. */
 typedef struct chain {
