@@ -17,9 +17,10 @@
  * until the queue's next append or its end.
  *
  * What this header does not know is left to the storage: what a slot holds, where the
- * bitmap lies in its block (it is passed in), the bytes of a block of a size, how to copy
- * entries.  Everything here is static inline: the find, take and append paths of lla and llv
- * run through it and compile to what they did with their own copies.
+ * bitmap lies in its block (its offset is passed in), the bytes of a block of a size, how to
+ * copy entries (vm_blk_ops_t).  Everything here is static inline: the find, take and append
+ * paths of lla and llv run through it, and compile to within an instruction or two per call
+ * of what their own copies did (callgrind on replayed traces).
  */
 #ifndef VM_BLOCKLIST_H
 #define VM_BLOCKLIST_H
