@@ -53,18 +53,18 @@ static void check_queue(vm_queue_t *q, uint64_t from, uint64_t to)
 static void check_llv_shape(const vm_llv_t *l, uint64_t len)
 {
     uint32_t large = l->large, blocks = 0;
-    for (const vm_llv_block_t *b = l->head; b; b = b->next) {
+    for (const vm_llv_block_t *b = vm_llv_first(l); b; b = vm_llv_next(b)) {
         blocks++;
         if (len > large)
-            CHECK_EQ(b->slots, large);
+            CHECK_EQ(b->blk.slots, large);
         else
-            CHECK_EQ(b->slots, fit_size(len, VM_LLV_FIRST, large));
+            CHECK_EQ(b->blk.slots, fit_size(len, VM_LLV_FIRST, large));
         CHECK_EQ((uintptr_t)b % 64, 0);
-        CHECK(b->lanes == vm_llv_geom(b->slots, l->base.side)->bits);
+        CHECK(b->lanes == vm_llv_geom(b->blk.slots, l->base.side)->bits);
         CHECK_EQ(b->prq, l->base.side == VM_PRQ);
     }
     CHECK_EQ(blocks, len > large ? (len + large - 1) / large : 1);
-    CHECK(l->tail && !l->tail->next);
+    CHECK(vm_llv_last(l) && !vm_llv_last(l)->blk.link.next);
 }
 
 /* Append entry k; with fail set, make the allocation a growth step needs fail first: the
@@ -99,7 +99,8 @@ static void take_head(vm_queue_t *q, uint64_t from)
 /* True when the next append of l needs room (no block, or a full tail block). */
 static int llv_full(const vm_llv_t *l)
 {
-    return !l->tail || l->tail->tail == l->tail->slots;
+    const vm_llv_block_t *t = vm_llv_last(l);
+    return !t || t->blk.tail == t->blk.slots;
 }
 
 /* The pool of f's objects of `size` bytes. */
@@ -125,7 +126,7 @@ static void test_llv_blocks(const char *spec, int side)
     /* An empty queue costs its struct, tens of bytes, and holds no block. */
     CHECK_EQ(f.env.mem.bytes, sizeof(vm_llv_t));
     CHECK(sizeof(vm_llv_t) <= 80);
-    CHECK(l->head == NULL);
+    CHECK(vm_llv_first(l) == NULL);
 
     /* Growth: every allocation fails once, leaving the queue intact. */
     uint64_t n = 2 * (uint64_t)large + large / 2 + 3, steps = 0, failed = 0;
@@ -150,7 +151,7 @@ static void test_llv_blocks(const char *spec, int side)
     uint64_t from = 0;
     while (q->len > 3)
         take_head(q, from++);
-    CHECK(l->head == l->tail && l->head->slots == large);
+    CHECK(vm_llv_first(l) == vm_llv_last(l) && vm_llv_first(l)->blk.slots == large);
     check_queue(q, from, n);
     /* Fill its tail: then a full block that is at most half live is compacted in place, which
      * needs no memory. */
@@ -163,7 +164,8 @@ static void test_llv_blocks(const char *spec, int side)
     CHECK_EQ(q->ops->append(q, k, ALL, P(k), k), VMATCH_OK);
     f.env.mem.fail_after = -1;
     k++;
-    CHECK(l->head == l->tail && l->head->slots == large && l->head->head == 0);
+    CHECK(vm_llv_first(l) == vm_llv_last(l) && vm_llv_first(l)->blk.slots == large &&
+          vm_llv_first(l)->blk.head == 0);
     check_queue(q, from, k);
 
     /* Shrink: 5 entries moving through the block (append, remove the head) until it is
@@ -176,14 +178,15 @@ static void test_llv_blocks(const char *spec, int side)
         take_head(q, from++);
     }
     CHECK_EQ(append_checked(&f, k++, from, 1), 1);
-    CHECK(l->head == l->tail && l->head->slots == fit_size(4 * 5, VM_LLV_FIRST, large));
+    CHECK(vm_llv_first(l) == vm_llv_last(l) &&
+          vm_llv_first(l)->blk.slots == fit_size(4 * 5, VM_LLV_FIRST, large));
     check_queue(q, from, k);
 
     /* Drained: no block (a 32-slot block is not kept); the pools hold at most the first
      * blocks' 1 KiB slab. */
     while (q->len)
         take_head(q, from++);
-    CHECK(l->head == NULL && l->tail == NULL);
+    CHECK(vm_llv_first(l) == NULL && vm_llv_last(l) == NULL);
     if (lp->big)
         CHECK(f.env.mem.bytes <= sizeof(vm_llv_t) + 1024 + VM_LINE_PAD);
     else
@@ -192,7 +195,7 @@ static void test_llv_blocks(const char *spec, int side)
     uint64_t bytes = f.env.mem.bytes;
     append_checked(&f, k++, from, 0);
     take_head(q, from++);
-    CHECK(l->head != NULL && l->head->slots == VM_LLV_FIRST);
+    CHECK(vm_llv_first(l) != NULL && vm_llv_first(l)->blk.slots == VM_LLV_FIRST);
     CHECK_EQ(f.env.mem.kept, 1);
     CHECK(f.env.mem.bytes <= bytes + 1024 + VM_LINE_PAD);
     f.env.mem.fail_after = 0;
@@ -207,7 +210,7 @@ static void test_llv_blocks(const char *spec, int side)
     /* Two entries moving through the first block (append, remove the head) slide down to its
      * start whenever it fills: in place, with no allocation. */
     append_checked(&f, k++, from, 0);
-    const vm_llv_block_t *first = l->head;
+    const vm_llv_block_t *first = vm_llv_first(l);
     f.env.mem.fail_after = 0;
     for (int n = 0; n < 4 * VM_LLV_FIRST; n++) {
         CHECK_EQ(q->ops->append(q, k, ALL, P(k), k), VMATCH_OK);
@@ -215,7 +218,8 @@ static void test_llv_blocks(const char *spec, int side)
         take_head(q, from++);
     }
     f.env.mem.fail_after = -1;
-    CHECK(l->head == first && l->tail == first && first->slots == VM_LLV_FIRST);
+    CHECK(vm_llv_first(l) == first && vm_llv_last(l) == first &&
+          first->blk.slots == VM_LLV_FIRST);
     check_queue(q, from, k);
     teardown(&f);
     CHECK_EQ(f.env.mem.kept, 0);

@@ -4,13 +4,15 @@
  * on slots that do not match (to the kernel exactly a hash collision, which must be rejected
  * by the full compare), stale fingerprints in dead slots, a match at every slot position,
  * and no match.
- * Also the public kernel queries (vmatch_kernel, vmatch_simd_available) and simd= refusals.
+ * Also the public kernel queries (vmatch_kernel, vmatch_simd_available), simd= refusals and
+ * the kernel list llv gives the engine (kernels.c).
  *
  * It prints which kernels ran and which this CPU (or build) cannot run; those are named, not
  * skipped silently.  VMATCH_SEED=N replays a run.
  */
 #include "check.h"
 #include "llv.h"
+#include "rng.h"
 #include "simd.h"
 #include "vmatch.h"
 
@@ -23,23 +25,6 @@
 #define ROUNDS       3000 /* random chains per kernel and side */
 #define MAX_BLOCKS   3
 #define MAX_GROUPS   4 /* slots per block up to 4 * 64: every group position of a bitmap */
-
-static uint64_t rng_s;
-
-/** splitmix64. */
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-/** Uniform enough in [0, n). */
-static uint32_t rnd(uint32_t n)
-{
-    return (uint32_t)(((rnd64() >> 32) * n) >> 32);
-}
 
 /* A chain of blocks as the queue would hold them, with the reference's view of each slot. */
 typedef struct chain {
@@ -68,13 +53,13 @@ static void chain_init(chain_t *c, int side, unsigned n, uint32_t groups, int sm
         uint64_t *w = (uint64_t *)c->b[i];
         for (size_t j = 0; j < g->size / sizeof *w; j++)
             w[j] = rnd64();
-        *c->b[i] = (vm_llv_block_t){.prev = i ? c->b[i - 1] : NULL,
-                                    .slots = g->slots,
-                                    .lanes = g->bits,
-                                    .prq = side == VM_PRQ};
+        *c->b[i] = (vm_llv_block_t){
+            .blk = {.link.prev = i ? &c->b[i - 1]->blk.link : NULL, .slots = g->slots},
+            .lanes = g->bits,
+            .prq = side == VM_PRQ};
         memset(c->b[i]->map, 0, (side == VM_PRQ ? 2u : 1u) * g->groups * sizeof(uint64_t));
         if (i)
-            c->b[i - 1]->next = c->b[i];
+            c->b[i - 1]->blk.link.next = &c->b[i]->blk.link;
     }
     c->care_of[0] = ~(uint64_t)0;
 }
@@ -104,20 +89,20 @@ static void put(chain_t *c, vm_llv_block_t *b, uint32_t i, uint64_t bits, uint64
         b->wild++;
     }
     b->map[i / VM_LLV_GROUP] |= bit;
-    b->live++;
+    b->blk.live++;
 }
 
 /** Set head, tail and start of b from its bitmap (a block of the queue is never empty). */
 static void settle(vm_llv_block_t *b)
 {
-    uint32_t lo = b->slots, hi = 0;
-    for (uint32_t i = 0; i < b->slots; i++)
+    uint32_t lo = b->blk.slots, hi = 0;
+    for (uint32_t i = 0; i < b->blk.slots; i++)
         if (b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1) {
             lo = lo < i ? lo : i;
             hi = i + 1;
         }
-    b->head = lo;
-    b->tail = hi;
+    b->blk.head = lo;
+    b->blk.tail = hi;
     b->start = lo / VM_LLV_GROUP;
 }
 
@@ -137,7 +122,7 @@ static int ref_find(const chain_t *c, int masked, enum vm_llv_lane_id lane, uint
     uint64_t passed = 0;
     for (unsigned j = 0; j < c->n; j++) {
         const vm_llv_block_t *b = c->b[j];
-        for (uint32_t i = b->head; i < b->tail; i++) {
+        for (uint32_t i = b->blk.head; i < b->blk.tail; i++) {
             if (!(b->map[i / VM_LLV_GROUP] >> (i % VM_LLV_GROUP) & 1))
                 continue;
             const uint64_t *v = lane == VM_LLV_BITS ? vm_llv_bits(b) : vm_llv_payload(b);
@@ -147,7 +132,7 @@ static int ref_find(const chain_t *c, int masked, enum vm_llv_lane_id lane, uint
                 return 1;
             }
         }
-        passed += b->live;
+        passed += b->blk.live;
     }
     pos->passed = passed;
     return 0;
@@ -183,8 +168,8 @@ static void compare(const vm_llv_kernel_t *kern, const chain_t *c, int masked,
         fprintf(stderr,
                 "test_kernels: %s %s %s: kernel %d slot %u passed %" PRIu64
                 ", reference %d slot %u passed %" PRIu64 " (key %#" PRIx64 ")\n",
-                kern->name, c->side == VM_PRQ ? "PRQ" : "UMQ", what, k, got.slot, got.passed, w,
-                want.slot, want.passed, key);
+                vm_llv_kernel_name(kern), c->side == VM_PRQ ? "PRQ" : "UMQ", what, k, got.slot,
+                got.passed, w, want.slot, want.passed, key);
 }
 
 /** A care mask with random bits cleared (a wildcard shape of some layout). */
@@ -206,7 +191,7 @@ static void random_chain(chain_t *c, int side, const uint64_t *keys, unsigned nk
     }
     for (unsigned j = 0; j < n; j++) {
         vm_llv_block_t *b = c->b[j];
-        uint32_t slots = b->slots, density = rnd(101);
+        uint32_t slots = b->blk.slots, density = rnd(101);
         uint32_t lo = rnd(slots), hi = lo + 1 + rnd(slots - lo);
         for (uint32_t i = lo; i < hi; i++) {
             if (i != lo && rnd(100) >= density)
@@ -255,7 +240,7 @@ static void test_random(const vm_llv_kernel_t *kern)
             compare(kern, &c, 1, VM_LLV_BITS, key, ~(uint64_t)0, "random exact masked search");
             /* the payload lane, by a payload that is there (or not) */
             const vm_llv_block_t *b = c.b[rnd(c.n)];
-            uint64_t pay = vm_llv_payload(b)[b->head + rnd(b->tail - b->head)];
+            uint64_t pay = vm_llv_payload(b)[b->blk.head + rnd(b->blk.tail - b->blk.head)];
             compare(kern, &c, 1, VM_LLV_PAYLOAD, rnd(2) ? pay : rnd64(), ~(uint64_t)0,
                     "payload search");
             chain_free(&c);
@@ -333,6 +318,28 @@ static void test_queries(void)
     }
 }
 
+/** The kernel list llv gives the engine: each kernel found by its simd= value, listed weakest
+ * first, the scalar one needing nothing; a value is available exactly when its kernel's CPU
+ * features are all here, and auto resolves to the highest such one. */
+static void test_table(void)
+{
+    unsigned have = vm_cpu_features(), n = 0;
+    int last = VM_SIMD_AUTO;
+    for (const vm_kernel_t *const *k = vm_llv_kernels; *k; k++, n++) {
+        CHECK((*k)->simd > last && (*k)->simd < VM_SIMD_COUNT);
+        last = (*k)->simd;
+        CHECK(&vm_llv_kernel((*k)->simd)->kernel == *k);
+        CHECK_EQ(vm_simd_available((*k)->simd), ((*k)->cpu & ~have) == 0);
+    }
+    CHECK(n >= 1 && vm_llv_kernels[0]->simd == VM_SIMD_SCALAR && vm_llv_kernels[0]->cpu == 0);
+    for (int s = VM_SIMD_SCALAR; s < VM_SIMD_COUNT; s++)
+        CHECK(!vm_simd_available(s) || vm_llv_kernel(s) != NULL);
+    CHECK(vm_llv_kernel(VM_SIMD_AUTO) == NULL && vm_llv_kernel(VM_SIMD_COUNT) == NULL);
+    CHECK(vm_simd_available(vm_simd_best()) && vm_simd_best() >= VM_SIMD_SCALAR);
+    for (int s = vm_simd_best() + 1; s < VM_SIMD_COUNT; s++)
+        CHECK(!vm_simd_available(s) && strlen(vm_simd_why_not(s)) > 0);
+}
+
 int main(void)
 {
     const char *env = getenv("VMATCH_SEED");
@@ -341,6 +348,7 @@ int main(void)
     rng_s = seed;
     printf("test_kernels: seed=%#" PRIx64 "\n", seed);
     test_queries();
+    test_table();
     for (int s = VM_SIMD_SCALAR; s < VM_SIMD_COUNT; s++) {
         const vm_llv_kernel_t *kern = vm_llv_kernel(s);
         if (!vm_simd_available(s) || !kern) {
@@ -351,7 +359,7 @@ int main(void)
         unsigned before = check_failed;
         test_random(kern);
         test_every_position(kern);
-        printf("test_kernels: kernel %-6s ran: %s\n", kern->name,
+        printf("test_kernels: kernel %-6s ran: %s\n", vm_llv_kernel_name(kern),
                check_failed == before ? "agrees with the reference" : "DISAGREES");
         ran++;
     }

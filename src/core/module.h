@@ -1,5 +1,5 @@
 /* module.h -- what a storage or policy folder gives the engine: its storages and policies,
- * its spec keys and its configuration.
+ * its spec keys, its configuration and its vector kernels.
  *
  * A module owns every key that starts with its prefix and a dot ("pnp.cap" belongs to the
  * module with prefix "pnp") and one config struct, kept inside vm_config_t.  The engine
@@ -12,6 +12,7 @@
 #define VM_MODULE_H
 
 #include "queue.h"
+#include "simd.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -70,7 +71,14 @@ typedef struct vm_module {
     /* What it provides, each list NULL-terminated (NULL: none). */
     const vm_storage_t *const *storages;
     const vm_policy_t *const *policies;
+    /* The vector kernels its storages run, each with the simd= value that picks it and the
+     * CPU features it needs (simd.h): the spec parser checks simd= and resolves auto from
+     * these lists. */
+    const vm_kernel_t *const *kernels;
 } vm_module_t;
+
+/* The .keys and .nkeys of a vm_module_t from its key table k, an array. */
+#define VM_MODULE_KEYS(k) .keys = (k), .nkeys = sizeof(k) / sizeof((k)[0])
 
 /* The module's config inside cfg: the defaults, then what the spec set. */
 const void *vm_module_cfg(const vm_config_t *cfg, const vm_module_t *m);

@@ -42,12 +42,12 @@ enum {
 };
 
 struct vm_slab {
-    vm_slab_t *prev, *next;         /* partial list */
-    vm_slab_t *all_prev, *all_next; /* every slab of the pool */
-    void *free;                     /* returned objects, linked through their first word */
-    uint32_t used;                  /* live objects */
-    uint32_t bump;                  /* objects never handed out start here */
-    uint32_t cap;                   /* objects it holds */
+    vm_link_t part; /* in the partial list (first: a slab is its link there) */
+    vm_link_t all;  /* in the list of every slab of the pool */
+    void *free;     /* returned objects, linked through their first word */
+    uint32_t used;  /* live objects */
+    uint32_t bump;  /* objects never handed out start here */
+    uint32_t cap;   /* objects it holds */
     int on_partial;
     size_t bytes; /* its size */
 };
@@ -209,24 +209,17 @@ static void region_put(vm_pool_t *p, void *r, size_t bytes, int map)
     p->bytes -= bytes;
 }
 
+/* Put slab s on the partial list of p, last: the next object is taken from it (slab_get). */
 static void partial_push(vm_pool_t *p, vm_slab_t *s)
 {
     s->on_partial = 1;
-    s->prev = NULL;
-    s->next = p->partial;
-    if (p->partial)
-        p->partial->prev = s;
-    p->partial = s;
+    vm_list_push_tail(&p->partial, &s->part);
 }
 
+/* Take slab s off the partial list of p. */
 static void partial_unlink(vm_pool_t *p, vm_slab_t *s)
 {
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        p->partial = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
+    vm_list_unlink(&p->partial, &s->part);
     s->on_partial = 0;
 }
 
@@ -259,12 +252,7 @@ void vm_pool_init(vm_pool_t *p, vm_mem_t *m, size_t obj_size)
 /* Take slab s (empty, off the partial list) off the list of every slab and give it back. */
 static void slab_drop(vm_pool_t *p, vm_slab_t *s)
 {
-    if (s->all_prev)
-        s->all_prev->all_next = s->all_next;
-    else
-        p->slabs = s->all_next;
-    if (s->all_next)
-        s->all_next->all_prev = s->all_prev;
+    vm_list_unlink(&p->slabs, &s->all);
     p->nslabs--;
     p->capacity -= s->cap;
     int tiny = s == p->tiny;
@@ -289,9 +277,9 @@ void vm_pool_fini(vm_pool_t *p)
 {
     if (p->big)
         cache_flush(p);
-    while (p->slabs)
-        slab_drop(p, p->slabs);
-    p->partial = NULL;
+    while (p->slabs.head)
+        slab_drop(p, VM_CONTAINER_OF(p->slabs.head, vm_slab_t, all));
+    p->partial = (vm_list_t){NULL, NULL};
     p->cache = NULL;
     p->ncached = 0;
     p->nbig = p->empty = 0;
@@ -314,10 +302,8 @@ static vm_slab_t *slab_new(vm_pool_t *p)
         p->tiny = s;
     /* The page rounding may leave room for more objects: use it. */
     cap = (bytes - SLAB_HEADER) / p->obj_size;
-    *s = (vm_slab_t){.all_next = p->slabs, .cap = (uint32_t)cap, .bytes = bytes};
-    if (p->slabs)
-        p->slabs->all_prev = s;
-    p->slabs = s;
+    *s = (vm_slab_t){.cap = (uint32_t)cap, .bytes = bytes};
+    vm_list_push_tail(&p->slabs, &s->all);
     p->nslabs++;
     p->capacity += cap;
     p->empty += bytes; /* until its first object goes out */
@@ -328,7 +314,7 @@ static vm_slab_t *slab_new(vm_pool_t *p)
 /* An object from a slab, or NULL. */
 static void *slab_get(vm_pool_t *p)
 {
-    vm_slab_t *s = p->partial;
+    vm_slab_t *s = (vm_slab_t *)p->partial.tail; /* (its link `part` is its first member) */
     if (!s && !(s = slab_new(p)))
         return NULL;
     void *obj;

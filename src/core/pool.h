@@ -9,6 +9,8 @@
 #ifndef VM_POOL_H
 #define VM_POOL_H
 
+#include "list.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,8 +69,8 @@ typedef struct vm_pool {
                             few objects do not take a page; 0: none */
     int big;             /* objects over half a page: each its own allocation, no slabs */
     int mapped;          /* big objects from mmap, placed on the node m->numa names */
-    vm_slab_t *partial;  /* slabs holding objects and having a free one */
-    vm_slab_t *slabs;    /* every slab, for vm_pool_fini */
+    vm_list_t partial;   /* slabs with a free object, by their link `part` */
+    vm_list_t slabs;     /* every slab, for vm_pool_fini, by their link `all` */
     vm_slab_t *tiny;     /* the tiny slab (found by address range, not alignment), or NULL */
     uint64_t nslabs;
     uint64_t capacity; /* objects the slabs hold in all */

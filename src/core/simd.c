@@ -1,15 +1,17 @@
-/* simd.c -- what the CPU can run: cpuid for the instructions, xgetbv for the operating
- * system's promise to save the registers they use.
+/* simd.c -- the values of simd=, what the CPU can run, and which values the kernels the
+ * modules list (module.h) run here.
  *
- * An instruction set is usable only when the CPU has it (cpuid) and the kernel saves the
- * register state it needs on a context switch (XCR0, read with xgetbv, which is itself only
- * allowed when cpuid reports OSXSAVE).  A CPU with AVX-512 under an OS that does not enable
- * the opmask and upper ZMM state faults on the first AVX-512 instruction, so both are asked.
- * The answer is computed once and kept.
+ * What the CPU can run: cpuid for the instructions, xgetbv for the operating system's
+ * promise to save the registers they use.  An instruction set is usable only when the CPU
+ * has it (cpuid) and the kernel saves the register state it needs on a context switch (XCR0,
+ * read with xgetbv, which is itself only allowed when cpuid reports OSXSAVE).  A CPU with
+ * AVX-512 under an OS that does not enable the opmask and upper ZMM state faults on the
+ * first AVX-512 instruction, so both are asked.  The answer is computed once and kept.
  */
 #include "simd.h"
 #include "error.h"
 
+#include "module.h"
 #include "vmatch.h"
 
 #include <stdint.h>
@@ -66,51 +68,81 @@ static uint64_t xcr0(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* Bit VM_SIMD_x set for each kernel this CPU and OS can run. */
+/* The VM_CPU_* features this CPU and OS give. */
 static unsigned detect(void)
 {
-    unsigned eax, ebx, ecx, edx, ok = 1u << VM_SIMD_SCALAR;
+    unsigned eax, ebx, ecx, edx, ok = 0;
     if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
         return ok;
     if (!(ecx & CPUID1_OSXSAVE) || !(ecx & CPUID1_AVX))
         return ok;
     uint64_t state = xcr0();
     __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    int avx2 = (ebx & CPUID7_AVX2) && (state & XCR0_AVX2_STATE) == XCR0_AVX2_STATE;
-    if (avx2)
-        ok |= 1u << VM_SIMD_AVX2;
-    /* The AVX-512 kernel also uses AVX2 instructions (KNL and every later AVX-512 CPU have
-     * them), so it needs both. */
-    if (avx2 && (ebx & CPUID7_AVX512F) && (state & XCR0_AVX512_STATE) == XCR0_AVX512_STATE)
-        ok |= 1u << VM_SIMD_AVX512;
+    if ((ebx & CPUID7_AVX2) && (state & XCR0_AVX2_STATE) == XCR0_AVX2_STATE)
+        ok |= VM_CPU_AVX2;
+    if ((ebx & CPUID7_AVX512F) && (state & XCR0_AVX512_STATE) == XCR0_AVX512_STATE)
+        ok |= VM_CPU_AVX512F;
     return ok;
 }
 
-/* The detect() result, 0 until first computed.  Racing threads compute the same value. */
+/* The detect() result with VM_CPU_KNOWN set, 0 until first computed.  Racing threads compute
+ * the same value. */
+#define VM_CPU_KNOWN (1u << 31)
 static _Atomic unsigned have;
 
-static unsigned features(void)
+unsigned vm_cpu_features(void)
 {
     unsigned f = have;
     if (!f)
-        have = f = detect();
-    return f;
+        have = f = detect() | VM_CPU_KNOWN;
+    return f & ~VM_CPU_KNOWN;
 }
 
 #else
 
-static unsigned features(void)
+unsigned vm_cpu_features(void)
 {
-    return 1u << VM_SIMD_SCALAR;
+    return 0;
 }
 
 #endif
 
+/* Why each feature may be missing, highest first (the first one a kernel lacks is named). */
+static const struct {
+    unsigned cpu;
+    const char *why;
+} lacks[] = {
+    {VM_CPU_AVX512F, "this CPU lacks AVX-512F, or the OS does not save the ZMM and opmask "
+                     "registers"},
+    {VM_CPU_AVX2, "this CPU lacks AVX2, or the OS does not save the YMM registers"},
+};
+
+/* The first kernel for value simd the modules list, and how many of them run here (in
+ * *runs).  NULL when no module of this build has one. */
+static const vm_kernel_t *kernels_for(int simd, unsigned *runs)
+{
+    const vm_kernel_t *first = NULL;
+    const vm_module_t *m;
+    unsigned have_cpu = vm_cpu_features();
+    *runs = 0;
+    for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++) {
+        for (const vm_kernel_t *const *k = m->kernels; k && *k; k++) {
+            if ((*k)->simd != simd)
+                continue;
+            first = first ? first : *k;
+            *runs += ((*k)->cpu & ~have_cpu) == 0;
+        }
+    }
+    return first;
+}
+
 int vm_simd_available(int simd)
 {
+    unsigned runs;
     if (simd == VM_SIMD_AUTO)
         return 1;
-    return simd > 0 && simd < VM_SIMD_COUNT && (features() >> simd & 1u);
+    kernels_for(simd, &runs);
+    return runs > 0;
 }
 
 int vm_simd_best(void)
@@ -123,16 +155,15 @@ int vm_simd_best(void)
 
 const char *vm_simd_why_not(int simd)
 {
-#ifdef VM_SIMD_X86
-    if (simd == VM_SIMD_AVX512)
-        return "this CPU lacks AVX-512F (or AVX2), or the OS does not save the ZMM and opmask "
-               "registers";
-    return "this CPU lacks AVX2, or the OS does not save the YMM registers";
-#else
-    (void)simd;
-    return "this build has only the scalar kernel (built with VMATCH_SIMD=OFF or not for "
-           "x86-64)";
-#endif
+    unsigned runs;
+    const vm_kernel_t *k = kernels_for(simd, &runs);
+    if (!k)
+        return "no storage of this build has that kernel (built with VMATCH_SIMD=OFF, or not "
+               "for x86-64)";
+    for (size_t i = 0; i < sizeof lacks / sizeof lacks[0]; i++)
+        if (k->cpu & lacks[i].cpu & ~vm_cpu_features())
+            return lacks[i].why;
+    return "it runs here";
 }
 
 int vmatch_simd_available(const char *kernel)

@@ -4,22 +4,36 @@
  * node per entry, walked pointer by pointer, nothing a real MPI list would not have.  Nodes
  * come from the engine's pool like MPICH's requests come from its handle pool.
  */
+#include "list.h"
 #include "module.h"
 
 typedef struct vm_ll_node {
-    struct vm_ll_node *next, *prev;
+    vm_link_t link;           /* first: a node is found from its link by a cast */
     vmatch_bits_t bits, care; /* care is all ones on the UMQ */
     void *payload;
     uint64_t seq;
 } vm_ll_node_t;
+_Static_assert(offsetof(vm_ll_node_t, link) == 0, "a node is its list link");
 
 typedef struct vm_ll {
     vm_queue_t base;
-    vm_ll_node_t *head, *tail;
+    vm_list_t nodes; /* of vm_ll_node_t, oldest first */
     vm_pool_t *pool;
 } vm_ll_t;
 
 extern const vm_storage_t vm_ll_storage;
+
+/* The node of list link n, or NULL. */
+static inline vm_ll_node_t *ll_node(vm_link_t *n)
+{
+    return (vm_ll_node_t *)n;
+}
+
+/* The node after n in its queue, or NULL. */
+static inline vm_ll_node_t *ll_next(const vm_ll_node_t *n)
+{
+    return ll_node(n->link.next);
+}
 
 static int ll_create(vm_env_t *env, int side, vm_queue_t **out)
 {
@@ -35,8 +49,8 @@ static int ll_create(vm_env_t *env, int side, vm_queue_t **out)
 static void ll_destroy(vm_queue_t *q)
 {
     vm_ll_t *l = (vm_ll_t *)q;
-    for (vm_ll_node_t *n = l->head, *next; n; n = next) {
-        next = n->next;
+    for (vm_ll_node_t *n = ll_node(l->nodes.head), *next; n; n = next) {
+        next = ll_next(n);
         vm_pool_put(l->pool, n);
     }
     vm_mem_free(&q->env->mem, l, sizeof *l);
@@ -49,16 +63,11 @@ static int ll_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void
     vm_ll_node_t *n = vm_pool_get(l->pool);
     if (!n)
         return VMATCH_ENOMEM;
-    *n = (vm_ll_node_t){.prev = l->tail,
-                        .bits = bits,
+    *n = (vm_ll_node_t){.bits = bits,
                         .payload = payload,
                         .seq = seq,
                         .care = q->side == VM_PRQ ? care : ~(vmatch_bits_t)0};
-    if (l->tail)
-        l->tail->next = n;
-    else
-        l->head = n;
-    l->tail = n;
+    vm_list_push_tail(&l->nodes, &n->link);
     q->len++;
     return VMATCH_OK;
 }
@@ -68,15 +77,15 @@ static inline vm_ll_node_t *ll_first(vm_queue_t *q, vmatch_bits_t key, vmatch_bi
                                      uint64_t *inspected)
 {
     uint64_t seen = 0;
-    vm_ll_node_t *n = ((vm_ll_t *)q)->head;
+    vm_ll_node_t *n = ll_node(((vm_ll_t *)q)->nodes.head);
     if (q->side == VM_PRQ) {
-        for (; n; n = n->next) {
+        for (; n; n = ll_next(n)) {
             seen++;
             if (((key ^ n->bits) & n->care) == 0)
                 break;
         }
     } else {
-        for (; n; n = n->next) {
+        for (; n; n = ll_next(n)) {
             seen++;
             if (((n->bits ^ key) & keycare) == 0)
                 break;
@@ -89,14 +98,7 @@ static inline vm_ll_node_t *ll_first(vm_queue_t *q, vmatch_bits_t key, vmatch_bi
 static void ll_unlink(vm_queue_t *q, vm_ll_node_t *n)
 {
     vm_ll_t *l = (vm_ll_t *)q;
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        l->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    else
-        l->tail = n->prev;
+    vm_list_unlink(&l->nodes, &n->link);
     vm_pool_put(l->pool, n);
     q->len--;
 }
@@ -129,8 +131,8 @@ static int ll_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
                            uint64_t *inspected)
 {
     uint64_t seen = 0;
-    vm_ll_node_t *n = ((vm_ll_t *)q)->head;
-    for (; n; n = n->next) {
+    vm_ll_node_t *n = ll_node(((vm_ll_t *)q)->nodes.head);
+    for (; n; n = ll_next(n)) {
         seen++;
         if (n->payload == payload)
             break;
@@ -146,7 +148,7 @@ static void ll_remove(vm_queue_t *q, const vm_hit_t *hit)
 
 static void ll_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
 {
-    for (vm_ll_node_t *n = ((vm_ll_t *)q)->head; n; n = n->next)
+    for (vm_ll_node_t *n = ll_node(((vm_ll_t *)q)->nodes.head); n; n = ll_next(n))
         if (fn(arg, n->bits, n->care, n->payload, n->seq))
             return;
 }

@@ -7,16 +7,12 @@
  * per 64 slots.  Entries of a block are contiguous, so a long search streams memory instead
  * of chasing pointers.
  *
- * Block sizes, as in llv (src/llv/block.c): a queue starts with a block of LLA_FIRST entries;
- * while it has one block, a full block is replaced by a compacted copy twice the size of its
- * live entries (LLA_FIRST times a power of two, at most lla.block), or compacted in place;
- * once that block is an lla.block one more than half full, lla.block blocks are linked
- * behind it.  A block that empties is given back, the last one too, unless it is a first
- * block and fewer than VM_MEM_KEPT (plus the policy's mem.keep_more) empty queues of the
- * engine keep theirs.  First blocks and
- * lla.block blocks come from the engine's pools, the sizes between (at most one per queue,
- * allocated once per doubling) from malloc with accounting.
+ * Block sizes, growth, edges and the blocks kept by empty queues are the block list's
+ * (src/core/blocklist.h), shared with llv: a queue's blocks grow from LLA_FIRST entries to
+ * lla.block.  First blocks and lla.block blocks come from the engine's pools, the sizes
+ * between (at most one per queue, allocated once per doubling) from malloc with accounting.
  */
+#include "blocklist.h"
 #include "module.h"
 
 typedef struct vm_lla_entry {
@@ -26,19 +22,17 @@ typedef struct vm_lla_entry {
 } vm_lla_entry_t;
 
 typedef struct vm_lla_block {
-    struct vm_lla_block *next, *prev;
-    uint32_t head, tail; /* live slots lie in [head, tail) */
-    uint32_t live;       /* live slots */
-    uint32_t cap;        /* slots */
-    uint64_t map[];      /* live bitmap, then the entries at entry_off(cap) */
+    vm_blk_t blk;   /* links, [head, tail), live and slots count (blocklist.h) */
+    uint64_t map[]; /* live bitmap, then the entries at entry_off(blk.slots) */
 } vm_lla_block_t;
+_Static_assert(offsetof(vm_lla_block_t, blk) == 0, "a block is its list link (blocklist.h)");
 
 typedef struct vm_lla {
     vm_queue_t base;
-    vm_lla_block_t *head, *tail; /* NULL when empty */
-    vm_pool_t *pool;             /* of lla.block blocks */
-    vm_pool_t *first;            /* of first blocks */
-    uint32_t block;              /* lla.block */
+    vm_list_t blocks; /* of vm_lla_block_t, head first; empty when the queue holds none */
+    vm_pool_t *pool;  /* of lla.block blocks */
+    vm_pool_t *first; /* of first blocks */
+    uint32_t block;   /* lla.block */
 } vm_lla_t;
 
 /* Entries of a queue's first block: 4 entries (192 bytes with the header) hold a short queue
@@ -61,12 +55,24 @@ static size_t round_line(size_t n)
  * cache line. */
 static inline size_t entry_off(uint32_t cap)
 {
-    return round_line(sizeof(vm_lla_block_t) + (cap + 63) / 64 * sizeof(uint64_t));
+    return round_line(sizeof(vm_lla_block_t) + vm_blk_words(cap) * sizeof(uint64_t));
 }
 
 static inline vm_lla_entry_t *entries(vm_lla_block_t *b)
 {
-    return (vm_lla_entry_t *)((char *)b + entry_off(b->cap));
+    return (vm_lla_entry_t *)((char *)b + entry_off(b->blk.slots));
+}
+
+/* The block of list link n (its first member), or NULL. */
+static inline vm_lla_block_t *lla_block(vm_link_t *n)
+{
+    return (vm_lla_block_t *)n;
+}
+
+/* The block after b in its queue, or NULL. */
+static inline vm_lla_block_t *lla_next(const vm_lla_block_t *b)
+{
+    return lla_block(b->blk.link.next);
 }
 
 /* Bytes of a block of cap slots. */
@@ -98,123 +104,86 @@ static vm_pool_t *pool_of(const vm_lla_t *l, uint32_t cap)
     return cap == l->block ? l->pool : cap == LLA_FIRST ? l->first : NULL;
 }
 
-/* A new empty block of cap slots, unlinked, or NULL when memory runs out. */
-static vm_lla_block_t *block_new(vm_lla_t *l, uint32_t cap)
+/* A new empty block of cap slots for queue q (a vm_lla_t), unlinked, or NULL when memory runs
+ * out (vm_blk_ops_t.alloc). */
+static inline vm_blk_t *block_new(void *q, uint32_t cap)
 {
-    vm_pool_t *pool = pool_of(l, cap);
-    vm_lla_block_t *b =
-        pool ? vm_pool_get(pool) : vm_mem_alloc_line(&l->base.env->mem, block_bytes(cap));
+    vm_lla_t *l = q;
+    vm_lla_block_t *b = vm_blk_alloc(&l->base.env->mem, pool_of(l, cap), block_bytes(cap));
     if (!b)
         return NULL;
-    *b = (vm_lla_block_t){.cap = cap};
-    for (uint32_t w = 0; w < (cap + 63) / 64; w++)
+    b->blk = (vm_blk_t){.slots = cap};
+    for (uint32_t w = 0; w < vm_blk_words(cap); w++)
         b->map[w] = 0;
-    return b;
+    return &b->blk;
 }
 
-static void block_free(vm_lla_t *l, vm_lla_block_t *b)
+/* Give block b of queue q back to where it came from (vm_blk_ops_t.release). */
+static void block_free(void *q, vm_blk_t *b)
 {
-    vm_pool_t *pool = pool_of(l, b->cap);
-    if (pool)
-        vm_pool_put(pool, b);
-    else
-        vm_mem_free_line(&l->base.env->mem, b, block_bytes(b->cap));
+    vm_lla_t *l = q;
+    vm_blk_free(&l->base.env->mem, pool_of(l, b->slots), b, block_bytes(b->slots));
 }
+
+/* Copy the live entries of block s, in order, to slots 0, 1, ... of block d, which may be s
+ * (vm_blk_ops_t.move). */
+static inline void move_live(void *q, vm_blk_t *d, vm_blk_t *s)
+{
+    vm_lla_block_t *dst = (vm_lla_block_t *)d, *src = (vm_lla_block_t *)s;
+    vm_lla_entry_t *se = entries(src), *de = entries(dst);
+    (void)q;
+    uint32_t n = 0, words = vm_blk_words(src->blk.tail);
+    /* In place, entry n is never past entry i, so every entry is read before it is
+     * overwritten; the bitmap is rewritten after the last read. */
+    for (uint32_t w = src->blk.head / VM_BLK_WORD; w < words; w++)
+        for (uint64_t m = src->map[w]; m; m &= m - 1)
+            de[n++] = se[w * VM_BLK_WORD + (uint32_t)__builtin_ctzll(m)];
+    for (uint32_t w = 0; w < vm_blk_words(dst->blk.slots); w++) {
+        uint32_t below = n > w * VM_BLK_WORD ? n - w * VM_BLK_WORD : 0; /* live in word w */
+        dst->map[w] = below >= VM_BLK_WORD ? ~(uint64_t)0 : ((uint64_t)1 << below) - 1;
+    }
+    dst->blk.head = 0;
+    dst->blk.tail = dst->blk.live = n;
+}
+
+/* What the block list asks of lla. */
+static const vm_blk_ops_t lla_blocks = {
+    .alloc = block_new, .move = move_live, .release = block_free};
 
 static void lla_destroy(vm_queue_t *q)
 {
     vm_lla_t *l = (vm_lla_t *)q;
-    if (l->head && !q->len)
-        q->env->mem.kept--;
-    for (vm_lla_block_t *b = l->head, *next; b; b = next) {
-        next = b->next;
-        block_free(l, b);
-    }
+    vm_blk_free_all(&l->blocks, q->len, &q->env->mem, &lla_blocks, l);
     vm_mem_free(&q->env->mem, l, sizeof *l);
 }
 
-/* The size of the sequence LLA_FIRST, 2 LLA_FIRST, ... that holds n entries, at most
- * lla.block. */
-static uint32_t fit(uint64_t n, uint32_t block)
-{
-    uint32_t s = LLA_FIRST;
-    while (s < n && s < block)
-        s *= 2;
-    return s < block ? s : block;
-}
-
-/* Copy the live entries of src, in order, to slots 0, 1, ... of dst (which may be src). */
-static void move_live(vm_lla_block_t *dst, vm_lla_block_t *src)
-{
-    vm_lla_entry_t *se = entries(src), *de = entries(dst);
-    uint32_t n = 0, words = (src->tail + 63) / 64;
-    /* In place, entry n is never past entry i, so every entry is read before it is
-     * overwritten; the bitmap is rewritten after the last read. */
-    for (uint32_t w = src->head / 64; w < words; w++)
-        for (uint64_t m = src->map[w]; m; m &= m - 1)
-            de[n++] = se[w * 64 + (uint32_t)__builtin_ctzll(m)];
-    for (uint32_t w = 0; w < (dst->cap + 63) / 64; w++) {
-        uint32_t below = n > w * 64 ? n - w * 64 : 0; /* live slots of word w */
-        dst->map[w] = below >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << below) - 1;
-    }
-    dst->head = 0;
-    dst->tail = dst->live = n;
-}
-
-/* Room for one append at the tail (see the top of the file).  OK, or ENOMEM with nothing
- * changed. */
+/* Room for one append at the tail, as the block list's growth rule says.  Returns OK, or
+ * ENOMEM with nothing changed. */
 __attribute__((noinline, cold)) static int lla_room(vm_lla_t *l)
 {
-    vm_lla_block_t *t = l->tail, *b;
-    if (!t) {
-        if (!(b = block_new(l, fit(1, l->block))))
-            return VMATCH_ENOMEM;
-        l->head = l->tail = b;
-        return VMATCH_OK;
-    }
-    if (t == l->head && (t->cap < l->block || t->live <= l->block / 2)) {
-        /* twice its live entries, four times for a short queue with holes (llv's block.c) */
-        uint64_t live = t->live;
-        uint32_t cap = fit(live * (live < t->cap && live <= 16 ? 4 : 2), l->block);
-        if (cap == t->cap) {
-            move_live(t, t);
-            return VMATCH_OK;
-        }
-        if (!(b = block_new(l, cap)))
-            return VMATCH_ENOMEM;
-        move_live(b, t);
-        l->head = l->tail = b;
-        block_free(l, t);
-        return VMATCH_OK;
-    }
-    if (!(b = block_new(l, l->block)))
-        return VMATCH_ENOMEM;
-    b->prev = t;
-    t->next = b;
-    l->tail = b;
-    return VMATCH_OK;
+    return vm_blk_grow(&l->blocks, LLA_FIRST, l->block, &lla_blocks, l);
 }
 
 static int lla_append(vm_queue_t *q, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
                       uint64_t seq)
 {
     vm_lla_t *l = (vm_lla_t *)q;
-    vm_lla_block_t *b = l->tail;
-    if (!b || b->tail == b->cap) {
+    vm_lla_block_t *b = lla_block(l->blocks.tail);
+    if (!b || b->blk.tail == b->blk.slots) {
         int rc = lla_room(l);
         if (rc < 0)
             return rc;
-        b = l->tail;
-    } else if (!q->len) { /* the block the empty queue kept is in use again */
-        q->env->mem.kept--;
+        b = lla_block(l->blocks.tail);
+    } else if (vm_blk_kept(&l->blocks, q->len)) { /* that block is in use again */
+        vm_blk_unkeep(&q->env->mem);
     }
-    uint32_t i = b->tail++;
+    uint32_t i = b->blk.tail++;
     entries(b)[i] = (vm_lla_entry_t){.bits = bits,
                                      .payload = payload,
                                      .seq = seq,
                                      .care = q->side == VM_PRQ ? care : ~(vmatch_bits_t)0};
-    b->map[i / 64] |= (uint64_t)1 << (i % 64);
-    b->live++;
+    vm_blk_mark(b->map, i);
+    b->blk.live++;
     q->len++;
     return VMATCH_OK;
 }
@@ -229,11 +198,11 @@ lla_scan(vm_queue_t *q, enum scan_mode mode, vmatch_bits_t key, vmatch_bits_t ke
 {
     vm_lla_t *l = (vm_lla_t *)q;
     uint64_t seen = 0;
-    for (vm_lla_block_t *b = l->head; b; b = b->next) {
+    for (vm_lla_block_t *b = lla_block(l->blocks.head); b; b = lla_next(b)) {
         vm_lla_entry_t *e = entries(b);
-        for (uint32_t w = b->head / 64; w * 64 < b->tail; w++) {
+        for (uint32_t w = b->blk.head / VM_BLK_WORD; w * VM_BLK_WORD < b->blk.tail; w++) {
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
-                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
+                uint32_t i = w * VM_BLK_WORD + (uint32_t)__builtin_ctzll(m);
                 int ok;
                 seen++;
                 if (mode == SCAN_PRQ)
@@ -269,66 +238,26 @@ static int lla_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
     return lla_scan(q, SCAN_PAYLOAD, 0, 0, payload, hit, inspected);
 }
 
-/* First live slot at or after i (the block has one). */
-static uint32_t next_live(const vm_lla_block_t *b, uint32_t i)
-{
-    uint32_t w = i / 64;
-    uint64_t m = b->map[w] & (~(uint64_t)0 << (i % 64));
-    while (!m)
-        m = b->map[++w];
-    return w * 64 + (uint32_t)__builtin_ctzll(m);
-}
-
-/* Last live slot before i (the block has one). */
-static uint32_t prev_live(const vm_lla_block_t *b, uint32_t i)
-{
-    uint32_t w = (i - 1) / 64;
-    uint64_t m = b->map[w] & (~(uint64_t)0 >> (63 - (i - 1) % 64));
-    while (!m)
-        m = b->map[--w];
-    return w * 64 + 63 - (uint32_t)__builtin_clzll(m);
-}
-
 static void lla_remove(vm_queue_t *q, const vm_hit_t *hit)
 {
     vm_lla_t *l = (vm_lla_t *)q;
     vm_lla_block_t *b = hit->where;
-    uint32_t i = hit->slot;
-    b->map[i / 64] &= ~((uint64_t)1 << (i % 64));
     q->len--;
-    if (--b->live == 0) {
-        vm_mem_t *mem = &q->env->mem;
-        if (!b->prev && !b->next && b->cap == LLA_FIRST && vm_mem_may_keep(mem)) {
-            /* Kept for the next append, which counts it out (see VM_MEM_KEPT). */
-            mem->kept++;
-            b->head = b->tail = 0;
-            return;
-        }
-        if (b->prev)
-            b->prev->next = b->next;
-        else
-            l->head = b->next;
-        if (b->next)
-            b->next->prev = b->prev;
-        else
-            l->tail = b->prev;
-        block_free(l, b);
-        return;
+    if (vm_blk_remove(&b->blk, offsetof(vm_lla_block_t, map), hit->slot) == VM_BLK_EMPTIED &&
+        !vm_blk_keep(&q->env->mem, &b->blk, LLA_FIRST)) {
+        vm_list_unlink(&l->blocks, &b->blk.link);
+        block_free(l, &b->blk);
     }
-    if (i == b->head)
-        b->head = next_live(b, i);
-    if (i + 1 == b->tail)
-        b->tail = prev_live(b, i) + 1;
 }
 
 static void lla_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
 {
     vm_lla_t *l = (vm_lla_t *)q;
-    for (vm_lla_block_t *b = l->head; b; b = b->next) {
+    for (vm_lla_block_t *b = lla_block(l->blocks.head); b; b = lla_next(b)) {
         vm_lla_entry_t *e = entries(b);
-        for (uint32_t w = b->head / 64; w * 64 < b->tail; w++)
+        for (uint32_t w = b->blk.head / VM_BLK_WORD; w * VM_BLK_WORD < b->blk.tail; w++)
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
-                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
+                uint32_t i = w * VM_BLK_WORD + (uint32_t)__builtin_ctzll(m);
                 if (fn(arg, e[i].bits, e[i].care, e[i].payload, e[i].seq))
                     return;
             }
@@ -363,8 +292,7 @@ static const vm_storage_t *const lla_storages[] = {&vm_lla_storage, NULL};
 
 const vm_module_t vm_lla_module = {
     .prefix = "lla",
-    .keys = lla_keys,
-    .nkeys = sizeof lla_keys / sizeof lla_keys[0],
+    VM_MODULE_KEYS(lla_keys),
     .cfg_size = sizeof(vm_lla_config_t),
     .cfg_default = &lla_default,
     .storages = lla_storages,

@@ -1,18 +1,13 @@
 /* block.c -- the blocks of an llv queue: their layouts, where they come from, and how a queue
  * grows and shrinks.
  *
- * A queue starts with one block of VM_LLV_FIRST slots.  While it has only one block, a full
- * block is replaced by a copy holding its live entries in order, compacted, in a block of
- * the size of the sequence VM_LLV_FIRST, 2 VM_LLV_FIRST, 4 VM_LLV_FIRST, ... (at most
- * llv.block) that holds twice them: the block doubles as the queue grows, shrinks when a
- * burst has gone, and is reused in place when that size is its own (its entries slid down to
- * slot 0 when that frees half the block, else compacted).  Once the only block
- * is an llv.block one more than half full, further blocks of llv.block slots are linked
- * behind it, as before.  So a queue of several blocks has llv.block blocks only, and a long
- * search crosses as many blocks as with fixed-size blocks.  A block that empties is given
- * back, the last one too, unless it is a first block and fewer than VM_MEM_KEPT (plus the
- * policy's mem.keep_more) empty queues of the engine keep theirs: an empty queue holds at most
- * a first block, and all but a few hold none.
+ * How a queue's blocks grow from VM_LLV_FIRST slots to llv.block, and which empty block is
+ * kept, is the block list's rule (src/core/blocklist.h), shared with lla: the only block
+ * doubles as the queue grows, shrinks when a burst has gone, and is reused in place when its
+ * size is the one the rule picks (its entries slid down to slot 0 when that frees half the
+ * block, else compacted); a queue of several blocks has llv.block blocks only, so a long
+ * search crosses as many blocks as with fixed-size blocks; an empty queue holds at most a
+ * first block, and all but a few hold none.
  *
  * Where blocks come from: first blocks and llv.block blocks from the engine's pools (two
  * sizes per side), the sizes between, at most one block per queue and allocated once per
@@ -77,15 +72,6 @@ const vm_llv_geom_t *vm_llv_geom(uint32_t slots, int side)
     return &geoms[side][i];
 }
 
-/* The size of the sequence that holds n slots (at least VM_LLV_FIRST, at most large). */
-static uint32_t fit(uint64_t n, uint32_t large)
-{
-    uint32_t s = VM_LLV_FIRST;
-    while (s < n && s < large)
-        s *= 2;
-    return s < large ? s : large;
-}
-
 /* The pool blocks of g come from, or NULL for malloc. */
 static inline vm_pool_t *pool_of(const vm_llv_t *l, const vm_llv_geom_t *g)
 {
@@ -107,47 +93,39 @@ int vm_llv_pools(vm_llv_t *l)
     return VMATCH_OK;
 }
 
-/* A new empty block of `slots` slots, unlinked, or NULL when memory runs out. */
-static vm_llv_block_t *block_new(vm_llv_t *l, uint32_t slots)
+/* A new empty block of `slots` slots for queue q (a vm_llv_t), unlinked, or NULL when memory
+ * runs out (vm_blk_ops_t.alloc). */
+static inline vm_blk_t *block_new(void *q, uint32_t slots)
 {
+    vm_llv_t *l = q;
     const vm_llv_geom_t *g = vm_llv_geom(slots, l->base.side);
-    vm_pool_t *pool = pool_of(l, g);
-    vm_llv_block_t *b =
-        pool ? vm_pool_get(pool) : vm_mem_alloc_line(&l->base.env->mem, g->size);
+    vm_llv_block_t *b = vm_blk_alloc(&l->base.env->mem, pool_of(l, g), g->size);
     if (!b)
         return NULL;
     /* Field by field: a queue that empties and refills on every match comes here each time,
      * and reads head and tail right after (a wide store of the whole header would stall the
      * narrow loads that follow). */
-    b->next = b->prev = NULL;
-    b->slots = g->slots;
+    b->blk.link.next = b->blk.link.prev = NULL;
+    b->blk.slots = g->slots;
     b->lanes = g->bits;
     b->prq = (uint16_t)g->has_wild;
-    b->head = b->tail = b->start = b->live = b->wild = 0;
+    b->blk.head = b->blk.tail = b->start = b->blk.live = b->wild = 0;
     b->classes = 0;
     for (uint32_t w = 0; w < (g->has_wild ? 2u : 1u) * g->groups; w++)
         b->map[w] = 0;
-    return b;
+    return &b->blk;
 }
 
-static void block_free(vm_llv_t *l, vm_llv_block_t *b)
+/* Give block b of queue q back to where it came from (vm_blk_ops_t.release). */
+static void block_free(void *q, vm_blk_t *b)
 {
-    const vm_llv_geom_t *g = vm_llv_geo(b);
-    vm_pool_t *pool = pool_of(l, g);
-    if (pool)
-        vm_pool_put(pool, b);
-    else
-        vm_mem_free_line(&l->base.env->mem, b, g->size);
+    const vm_llv_geom_t *g = vm_llv_geo((vm_llv_block_t *)b);
+    vm_blk_free(&((vm_llv_t *)q)->base.env->mem, pool_of(q, g), b, g->size);
 }
 
 /* Runs shorter than this are copied slot by slot: five memmove calls cost more than the
  * copies of a short queue's compaction (a queue of 8 moving through a 16-slot block). */
 enum { SHORT_RUN = 16 };
-
-/* Live entries up to which a full block with holes is replaced by one of four times them,
- * not two: a queue of 8 moving through a 16-slot block was compacted every 8 appends, 14%
- * more instructions per match at 8 entries (callgrind) than with fixed 64-slot blocks. */
-enum { SLACK_SHORT = 16 };
 
 /* Set bits [from, from + n) of map (n at most VM_LLV_GROUP - from % VM_LLV_GROUP). */
 static void set_bits(uint64_t *map, uint32_t from, uint32_t n)
@@ -202,7 +180,7 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
             move_slots(dst, n, src, i, r);
             for (uint32_t k = 0; wild && k < r; k++) /* wmap is read only when wild */
                 if (wmap[w] >> (s + k) & 1)
-                    set_bits(dst->map + dgroups, n + k, 1);
+                    vm_blk_mark(dst->map + dgroups, n + k);
             for (uint32_t k = 0; k < r;) { /* the live bits, a word at a time */
                 uint32_t room = VM_LLV_GROUP - (n + k) % VM_LLV_GROUP;
                 uint32_t span = r - k < room ? r - k : room;
@@ -212,8 +190,8 @@ static void move_live(vm_llv_block_t *dst, const vm_llv_block_t *src)
             n += r;
         }
     }
-    dst->head = dst->start = 0;
-    dst->tail = dst->live = n;
+    dst->blk.head = dst->start = 0;
+    dst->blk.tail = dst->blk.live = n;
     dst->wild = wild;
     dst->classes = (uint16_t)classes;
 }
@@ -231,76 +209,44 @@ static void shift_down(uint64_t *map, uint32_t n, uint32_t by)
 /* Move the slots [head, tail) of b down to 0, holes and all: a queue moving through its only
  * block (a pipeline's one or two receives, a neighbour exchange's few dozen) comes here
  * whenever the block fills, and copies its entries with none of move_live's bookkeeping. */
-static void slide(vm_llv_block_t *b)
+static inline void slide(vm_llv_block_t *b)
 {
-    uint32_t from = b->head, n = b->tail - from, groups = vm_llv_groups(b);
+    uint32_t from = b->blk.head, n = b->blk.tail - from, groups = vm_llv_groups(b);
     move_slots(b, 0, b, from, n);
     shift_down(b->map, groups, from);
     if (b->prq)
         shift_down(b->map + groups, groups, from);
-    b->head = b->start = 0;
-    b->tail = n;
+    b->blk.head = b->start = 0;
+    b->blk.tail = n;
 }
+
+/* Move the live entries of block s to slots 0, 1, ... of block d (vm_blk_ops_t.move).  In
+ * place (d == s), a block whose [head, tail) is at most half of it slides down instead. */
+static inline void block_move(void *q, vm_blk_t *d, vm_blk_t *s)
+{
+    (void)q;
+    if (d == s && 2 * (s->tail - s->head) <= s->slots)
+        slide((vm_llv_block_t *)s); /* frees half the block at least */
+    else
+        move_live((vm_llv_block_t *)d, (vm_llv_block_t *)s);
+}
+
+/* What the block list asks of llv. */
+static const vm_blk_ops_t llv_blocks = {
+    .alloc = block_new, .move = block_move, .release = block_free};
 
 int vm_llv_room(vm_llv_t *l)
 {
-    uint32_t large = l->large;
-    vm_llv_block_t *t = l->tail, *b;
-    if (!t) {
-        if (!(b = block_new(l, fit(1, large))))
-            return VMATCH_ENOMEM;
-        l->head = l->tail = b;
-        return VMATCH_OK;
-    }
-    if (t == l->head && (t->slots < large || t->live <= large / 2)) {
-        /* The only block: twice its live entries' worth, so at least as many appends as
-         * there are entries pass before the next copy (the copies cost O(1) per append);
-         * four times for a short queue with holes (one moving through its block), whose
-         * copies cost more than the few hundred bytes that saves. */
-        uint64_t live = t->live;
-        uint32_t slots = fit(live * (live < t->slots && live <= SLACK_SHORT ? 4 : 2), large);
-        if (slots == t->slots) {
-            if (2 * (t->tail - t->head) <= t->slots)
-                slide(t); /* frees half the block at least */
-            else
-                move_live(t, t);
-            return VMATCH_OK;
-        }
-        if (!(b = block_new(l, slots)))
-            return VMATCH_ENOMEM;
-        move_live(b, t);
-        l->head = l->tail = b;
-        block_free(l, t);
-        return VMATCH_OK;
-    }
-    if (!(b = block_new(l, large)))
-        return VMATCH_ENOMEM;
-    b->prev = t;
-    t->next = b;
-    l->tail = b;
-    return VMATCH_OK;
+    return vm_blk_grow(&l->blocks, VM_LLV_FIRST, l->large, &llv_blocks, l);
 }
 
 void vm_llv_drop(vm_llv_t *l, vm_llv_block_t *b)
 {
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        l->head = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
-    else
-        l->tail = b->prev;
-    block_free(l, b);
+    vm_list_unlink(&l->blocks, &b->blk.link);
+    block_free(l, &b->blk);
 }
 
 void vm_llv_drop_all(vm_llv_t *l)
 {
-    if (l->head && !l->base.len)
-        l->base.env->mem.kept--;
-    for (vm_llv_block_t *b = l->head, *next; b; b = next) {
-        next = b->next;
-        block_free(l, b);
-    }
-    l->head = l->tail = NULL;
+    vm_blk_free_all(&l->blocks, l->base.len, &l->base.env->mem, &llv_blocks, l);
 }

@@ -26,10 +26,12 @@ VM_AVX2 static inline void vm_fp_avx2_init(vm_fp_avx2_t *c, const vm_llv_probe_t
 }
 
 /* True when a fingerprint of the n groups at fp (four vectors of 16 each) equals that of a
- * class in cls.  One test for all of them. */
-VM_AVX2 static inline int vm_fp_any_avx2(const vm_fp_avx2_t *c, const uint16_t *fp,
-                                         unsigned cls, unsigned n)
+ * class in cls.  One test for all of them.  The walk's `any` compare (walk.h) of a kernel
+ * whose context starts with its vm_fp_avx2_t, ctx. */
+VM_AVX2 static inline int vm_fp_any_avx2(const void *ctx, const uint16_t *fp, unsigned cls,
+                                         unsigned n)
 {
+    const vm_fp_avx2_t *c = ctx;
     const __m256i *v = (const __m256i *)fp;
     __m256i acc = _mm256_setzero_si256();
     for (unsigned j = 0; j < 4 * n; j += 4) {
@@ -59,10 +61,13 @@ VM_AVX2 static inline uint32_t vm_fp_mask32_avx2(const __m256i *v, __m256i f)
     return (uint32_t)_mm256_movemask_epi8(p);
 }
 
-/* Bit s for each slot of the group at fp whose fingerprint equals that of a class in cls. */
-VM_AVX2 static inline uint64_t vm_fp_mask_avx2(const vm_fp_avx2_t *c, const uint16_t *fp,
+/* Bit s for each slot of the group at fp whose fingerprint equals that of a class in cls.
+ * The walk's `mask` compare (walk.h) of a kernel whose context starts with its vm_fp_avx2_t,
+ * ctx. */
+VM_AVX2 static inline uint64_t vm_fp_mask_avx2(const void *ctx, const uint16_t *fp,
                                                unsigned cls)
 {
+    const vm_fp_avx2_t *c = ctx;
     const __m256i *v = (const __m256i *)fp;
     uint64_t m = 0;
     for (unsigned k = 0; k < VM_LLV_CLASSES; k++)

@@ -1,6 +1,6 @@
 /* kernel_avx2.c -- the AVX2 llv kernel: 16 fingerprints or 4 match-bit lanes per instruction.
- * Compiled with the target attribute, so the rest of the library needs no -mavx2; it only
- * runs when simd.c found AVX2 and the OS saves the YMM registers. */
+ * Compiled with the target attribute, so the rest of the library needs no -mavx2; it needs
+ * VM_CPU_AVX2, so it only runs where the CPU has AVX2 and the OS saves the YMM registers. */
 #include "walk.h"
 
 #ifdef VM_SIMD_X86
@@ -12,7 +12,7 @@
 #define PER_STEP 8
 
 typedef struct avx2_ctx {
-    vm_fp_avx2_t fp;
+    vm_fp_avx2_t fp; /* first: the fingerprint compares take the context as theirs */
     __m256i key, care;
 } avx2_ctx_t;
 
@@ -32,43 +32,28 @@ VM_AVX2 static inline uint32_t cmp8(const uint64_t *lane, const uint64_t *care, 
     return m0 | m1 << LANES;
 }
 
-/* The first slot of want whose lane value matches key under care, or VM_LLV_GROUP.  Steps
- * whose byte of want is empty are skipped. */
-VM_AVX2 static inline uint32_t first_of(const uint64_t *lane, const uint64_t *care,
-                                        uint64_t want, __m256i k, __m256i c)
+/* The first slot of want whose lane value matches the context's key under care (the care
+ * lane when it is not NULL, else the context's care), or VM_LLV_GROUP.  Steps whose byte of
+ * want is empty are skipped.  With a care lane, the walk's `wild` compare. */
+VM_AVX2 static inline uint32_t first_of(const void *ctx, const uint64_t *lane,
+                                        const uint64_t *care, uint64_t want)
 {
+    const avx2_ctx_t *c = ctx;
     for (size_t o = 0; o < VM_LLV_GROUP; o += PER_STEP) {
         uint32_t w = (uint32_t)(want >> o) & 0xFF;
         if (!w)
             continue;
-        uint32_t m = cmp8(lane, care, o, k, c) & w;
+        uint32_t m = cmp8(lane, care, o, c->key, c->care) & w;
         if (m)
             return (uint32_t)o + (uint32_t)__builtin_ctz(m);
     }
     return VM_LLV_GROUP;
 }
 
-VM_AVX2 static int any(const void *ctx, const uint16_t *fp, unsigned cls, unsigned n)
-{
-    return vm_fp_any_avx2(&((const avx2_ctx_t *)ctx)->fp, fp, cls, n);
-}
-
-VM_AVX2 static uint64_t mask(const void *ctx, const uint16_t *fp, unsigned cls)
-{
-    return vm_fp_mask_avx2(&((const avx2_ctx_t *)ctx)->fp, fp, cls);
-}
-
-VM_AVX2 static uint32_t wild(const void *ctx, const uint64_t *bits, const uint64_t *care,
-                             uint64_t want)
-{
-    const avx2_ctx_t *c = ctx;
-    return first_of(bits, care, want, c->key, c->key);
-}
-
+/* The walk's `first` compare: first_of under the context's care. */
 VM_AVX2 static uint32_t first(const void *ctx, const uint64_t *lane, uint64_t want)
 {
-    const avx2_ctx_t *c = ctx;
-    return first_of(lane, NULL, want, c->key, c->care);
+    return first_of(ctx, lane, NULL, want);
 }
 
 VM_AVX2 static int avx2_find_key(vm_llv_block_t *b, const vm_llv_probe_t *p, vm_llv_pos_t *pos)
@@ -77,7 +62,7 @@ VM_AVX2 static int avx2_find_key(vm_llv_block_t *b, const vm_llv_probe_t *p, vm_
     vm_fp_avx2_init(&c.fp, p);
     c.key = _mm256_set1_epi64x((long long)p->key);
     c.care = c.key;
-    return vm_llv_walk_key(b, p, &c, pos, any, mask, wild);
+    return vm_llv_walk_key(b, p, &c, pos, vm_fp_any_avx2, vm_fp_mask_avx2, first_of);
 }
 
 VM_AVX2 static int avx2_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane, uint64_t key,
@@ -90,7 +75,7 @@ VM_AVX2 static int avx2_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane,
 }
 
 const vm_llv_kernel_t vm_llv_avx2 = {
-    .name = "avx2",
+    .kernel = {.simd = VM_SIMD_AVX2, .cpu = VM_CPU_AVX2},
     .find_key = avx2_find_key,
     .find_masked = avx2_find_masked,
 };

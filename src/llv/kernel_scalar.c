@@ -106,7 +106,7 @@ static int scalar_find_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane, uint6
 }
 
 const vm_llv_kernel_t vm_llv_scalar = {
-    .name = "scalar",
+    .kernel = {.simd = VM_SIMD_SCALAR, .cpu = 0}, /* plain C: every machine */
     .find_key = scalar_find_key,
     .find_masked = scalar_find_masked,
 };

@@ -1,5 +1,5 @@
 /* llv.c -- storage=llv: a linked list of vector blocks (thesis chapter 6, Fig. 6.4), searched
- * by the kernel the spec's simd= key picked (kernel_*.c).
+ * by the kernel the spec's simd= key picked (kernels.c, kernel_*.c).
  *
  * Blocks keep their slots in queue order, as in lla: appends go at the tail of the last
  * block, a removal clears the slot's live bit (a hole), a hole at either end of a block moves
@@ -25,22 +25,6 @@ extern const vm_storage_t vm_llv_storage;
 static const vm_storage_t llv_ops[2];
 extern const vm_module_t vm_llv_module;
 
-const vm_llv_kernel_t *vm_llv_kernel(int simd)
-{
-    switch (simd) {
-    case VM_SIMD_SCALAR:
-        return &vm_llv_scalar;
-#ifdef VM_SIMD_X86
-    case VM_SIMD_AVX2:
-        return &vm_llv_avx2;
-    case VM_SIMD_AVX512:
-        return &vm_llv_avx512;
-#endif
-    default:
-        return NULL;
-    }
-}
-
 static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
 {
     const vm_llv_kernel_t *kern = vm_llv_kernel((int)env->cfg->simd);
@@ -60,7 +44,7 @@ static int llv_create(vm_env_t *env, int side, vm_queue_t **out)
     }
 #ifdef VMATCH_SIMD_DEBUG
     fprintf(stderr, "vmatch: llv %s queue searches with the %s kernel\n",
-            side == VM_PRQ ? "PRQ" : "UMQ", kern->name);
+            side == VM_PRQ ? "PRQ" : "UMQ", vm_llv_kernel_name(kern));
 #endif
     *out = &l->base;
     return VMATCH_OK;
@@ -109,7 +93,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
 {
     int k = llv_class_of(l, care);
     if (k < 0) { /* no class: the kernels compare it on the full lanes */
-        b->map[vm_llv_groups(b) + i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
+        vm_blk_mark(b->map + vm_llv_groups(b), i);
         b->wild++;
         return bits;
     }
@@ -143,9 +127,9 @@ static inline __attribute__((always_inline)) void llv_put(vm_llv_t *l, vm_llv_bl
                                                           uint64_t hashed, uint64_t care,
                                                           void *payload, uint64_t seq)
 {
-    uint32_t i = b->tail++;
+    uint32_t i = b->blk.tail++;
     uint64_t *lane = vm_llv_bits(b) + i;
-    size_t s = b->slots;
+    size_t s = b->blk.slots;
     lane[0] = bits;
     if (prq)
         lane[s] = care;
@@ -154,8 +138,8 @@ static inline __attribute__((always_inline)) void llv_put(vm_llv_t *l, vm_llv_bl
     /* Class 0 needs no count: a search always compares it. */
     b->classes |= 1;
     vm_llv_fps(b)[i] = (uint16_t)vm_llv_fp(hashed);
-    b->map[i / VM_LLV_GROUP] |= (uint64_t)1 << (i % VM_LLV_GROUP);
-    b->live++;
+    vm_blk_mark(b->map, i);
+    b->blk.live++;
     l->base.len++;
 }
 
@@ -164,19 +148,19 @@ static inline __attribute__((always_inline)) void llv_put(vm_llv_t *l, vm_llv_bl
 __attribute__((noinline)) static int llv_append_slow(vm_llv_t *l, uint64_t bits, uint64_t care,
                                                      void *payload, uint64_t seq)
 {
-    vm_llv_block_t *b = l->tail;
+    vm_llv_block_t *b = vm_llv_last(l);
     uint64_t hashed = bits;
-    if (b && !l->base.len) /* a kept block (vm_llv_emptied), which has room */
-        l->base.env->mem.kept--;
-    if (!b || b->tail == b->slots) {
+    if (vm_blk_kept(&l->blocks, l->base.len)) /* its kept block, which has room, in use */
+        vm_blk_unkeep(&l->base.env->mem);
+    if (!b || b->blk.tail == b->blk.slots) {
         int rc = vm_llv_room(l);
         if (rc < 0)
             return rc;
-        b = l->tail;
+        b = vm_llv_last(l);
     }
     int prq = l->base.side == VM_PRQ;
     if (prq && care != ~(uint64_t)0)
-        hashed = llv_book_wild(l, b, b->tail, bits, care);
+        hashed = llv_book_wild(l, b, b->blk.tail, bits, care);
     llv_put(l, b, prq, bits, hashed, care, payload, seq);
     return VMATCH_OK;
 }
@@ -189,11 +173,11 @@ VM_LLV_SIDED int llv_append(vm_queue_t *q, int prq, vmatch_bits_t bits, vmatch_b
                             void *payload, uint64_t seq)
 {
     vm_llv_t *l = (vm_llv_t *)q;
-    vm_llv_block_t *b = l->tail;
-    if (!b || b->tail == b->slots || (prq && care != ~(vmatch_bits_t)0))
+    vm_llv_block_t *b = vm_llv_last(l);
+    if (!b || b->blk.tail == b->blk.slots || (prq && care != ~(vmatch_bits_t)0))
         return llv_append_slow(l, bits, care, payload, seq);
-    if (!q->len) /* the block the empty queue kept (vm_llv_emptied) is in use again */
-        q->env->mem.kept--;
+    if (vm_blk_kept(&l->blocks, q->len)) /* the block the empty queue kept, in use again */
+        vm_blk_unkeep(&q->env->mem);
     llv_put(l, b, prq, bits, bits, care, payload, seq);
     return VMATCH_OK;
 }
@@ -214,7 +198,7 @@ static uint64_t rank(const vm_llv_block_t *b, uint32_t slot)
     uint64_t after = (uint64_t)__builtin_popcountll(b->map[w] & ~upto);
     for (uint32_t x = w + 1; x < end; x++)
         after += (uint64_t)__builtin_popcountll(b->map[x]);
-    return b->live - after;
+    return b->blk.live - after;
 }
 
 /* Fill *hit for slot i of b.  Always returns 1. */
@@ -255,7 +239,7 @@ static inline __attribute__((always_inline)) int llv_scan(vm_llv_t *l, enum scan
                                                           vm_hit_t *hit, uint64_t *inspected)
 {
     uint64_t seen = 0;
-    for (vm_llv_block_t *b = l->head; b; b = b->next) {
+    for (vm_llv_block_t *b = vm_llv_first(l); b; b = vm_llv_next(b)) {
         const uint64_t *v = mode == SCAN_PAYLOAD ? vm_llv_payload(b) : vm_llv_bits(b);
         const uint64_t *care = mode == SCAN_PRQ ? vm_llv_care(b) : NULL;
         for (uint32_t w = b->start, end = vm_llv_end(b); w < end; w++) {
@@ -297,9 +281,9 @@ __attribute__((noinline)) static int llv_search(vm_llv_t *l, vmatch_bits_t key,
                 p.fp[k] = vm_llv_fp(key & c->care[k]);
             }
         }
-        found = l->kern->find_key(l->head, &p, &pos);
+        found = l->kern->find_key(vm_llv_first(l), &p, &pos);
     } else {
-        found = l->kern->find_masked(l->head, VM_LLV_BITS, key, keycare, &pos);
+        found = l->kern->find_masked(vm_llv_first(l), VM_LLV_BITS, key, keycare, &pos);
     }
     return llv_found(found, &pos, hit, inspected);
 }
@@ -310,10 +294,10 @@ __attribute__((noinline)) static int llv_search(vm_llv_t *l, vmatch_bits_t key,
 VM_LLV_SIDED int llv_head_matches(const vm_llv_t *l, int prq, vmatch_bits_t key,
                                   vmatch_bits_t keycare, uint32_t *i)
 {
-    const vm_llv_block_t *b = l->head;
-    const uint64_t *lane = vm_llv_bits(b) + b->head;
-    *i = b->head;
-    return prq ? ((key ^ lane[0]) & lane[b->slots]) == 0 : ((lane[0] ^ key) & keycare) == 0;
+    const vm_llv_block_t *b = vm_llv_first(l);
+    const uint64_t *lane = vm_llv_bits(b) + b->blk.head;
+    *i = b->blk.head;
+    return prq ? ((key ^ lane[0]) & lane[b->blk.slots]) == 0 : ((lane[0] ^ key) & keycare) == 0;
 }
 
 VM_LLV_SIDED int llv_find(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits_t keycare,
@@ -325,7 +309,7 @@ VM_LLV_SIDED int llv_find(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits
         return 0;
     if (llv_head_matches(l, prq, key, keycare, &i)) {
         *inspected += 1;
-        return llv_hit(l->head, i, hit);
+        return llv_hit(vm_llv_first(l), i, hit);
     }
     return llv_search(l, key, keycare, hit, inspected);
 }
@@ -337,10 +321,10 @@ static int llv_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
     uint64_t key = (uint64_t)(uintptr_t)payload;
     if (!q->len)
         return 0;
-    vm_llv_block_t *b = l->head;
-    if (vm_llv_payload(b)[b->head] == key) {
+    vm_llv_block_t *b = vm_llv_first(l);
+    if (vm_llv_payload(b)[b->blk.head] == key) {
         *inspected += 1;
-        return llv_hit(b, b->head, hit);
+        return llv_hit(b, b->blk.head, hit);
     }
     if (q->len <= VM_LLV_SHORT)
         return llv_scan(l, SCAN_PAYLOAD, key, 0, hit, inspected);
@@ -349,39 +333,17 @@ static int llv_find_payload(vm_queue_t *q, const void *payload, vm_hit_t *hit,
     return llv_found(found, &pos, hit, inspected);
 }
 
-/* First live slot at or after i (the block has one). */
-static uint32_t next_live(const vm_llv_block_t *b, uint32_t i)
-{
-    uint32_t w = i / VM_LLV_GROUP;
-    uint64_t m = b->map[w] & (~(uint64_t)0 << (i % VM_LLV_GROUP));
-    while (!m)
-        m = b->map[++w];
-    return w * VM_LLV_GROUP + (uint32_t)__builtin_ctzll(m);
-}
-
-/* Last live slot before i (the block has one). */
-static uint32_t prev_live(const vm_llv_block_t *b, uint32_t i)
-{
-    uint32_t w = (i - 1) / VM_LLV_GROUP;
-    uint64_t m = b->map[w] & (~(uint64_t)0 >> (VM_LLV_GROUP - 1 - (i - 1) % VM_LLV_GROUP));
-    while (!m)
-        m = b->map[--w];
-    return w * VM_LLV_GROUP + VM_LLV_GROUP - 1 - (uint32_t)__builtin_clzll(m);
-}
-
-/* Slot i of b has been cleared: count it out, then trim the block's edges or drop it. */
+/* Remove slot i of b from the live bitmap and count it out, then trim the block's edges
+ * (moving the start group with the head) or drop it. */
 static inline __attribute__((always_inline)) void llv_settle(vm_llv_t *l, vm_llv_block_t *b,
                                                              uint32_t i)
 {
     l->base.len--;
-    if (--b->live == 0) {
+    enum vm_blk_removal r = vm_blk_remove(&b->blk, offsetof(vm_llv_block_t, map), i);
+    if (r == VM_BLK_EMPTIED)
         vm_llv_emptied(l, b);
-    } else if (i == b->head) { /* (head and tail at once would have emptied the block) */
-        b->head = next_live(b, i);
-        b->start = b->head / VM_LLV_GROUP;
-    } else if (i + 1 == b->tail) {
-        b->tail = prev_live(b, i) + 1;
-    }
+    else if (r == VM_BLK_HEAD)
+        b->start = b->blk.head / VM_LLV_GROUP;
 }
 
 /* Removal of a wildcard receive: out of line, like its append. */
@@ -395,9 +357,8 @@ __attribute__((noinline)) static void llv_remove_wild(vm_llv_t *l, vm_llv_block_
 /* Remove the entry at slot i of b. */
 VM_LLV_SIDED void llv_remove_at(vm_llv_t *l, int prq, vm_llv_block_t *b, uint32_t i)
 {
-    b->map[i / VM_LLV_GROUP] &= ~((uint64_t)1 << (i % VM_LLV_GROUP));
     if (prq) {
-        uint64_t care = vm_llv_bits(b)[b->slots + i];
+        uint64_t care = vm_llv_bits(b)[b->blk.slots + i];
         if (care != ~(uint64_t)0) {
             llv_remove_wild(l, b, i, care);
             return;
@@ -419,9 +380,9 @@ VM_LLV_SIDED int llv_take(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits
     vm_llv_t *l = (vm_llv_t *)q;
     uint32_t i;
     if (llv_head_matches(l, prq, key, keycare, &i)) {
-        vm_llv_block_t *b = l->head;
+        vm_llv_block_t *b = vm_llv_first(l);
         *inspected += 1;
-        *payload = (void *)(uintptr_t)vm_llv_bits(b)[(1u + prq) * b->slots + i];
+        *payload = (void *)(uintptr_t)vm_llv_bits(b)[(1u + prq) * b->blk.slots + i];
         llv_remove_at(l, prq, b, i);
         return 1;
     }
@@ -435,10 +396,10 @@ VM_LLV_SIDED int llv_take(vm_queue_t *q, int prq, vmatch_bits_t key, vmatch_bits
 
 static void llv_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
 {
-    for (vm_llv_block_t *b = ((vm_llv_t *)q)->head; b; b = b->next) {
+    for (vm_llv_block_t *b = vm_llv_first((vm_llv_t *)q); b; b = vm_llv_next(b)) {
         const uint64_t *bits = vm_llv_bits(b), *care = vm_llv_care(b), *pl = vm_llv_payload(b),
                        *seq = vm_llv_seq(b);
-        for (uint32_t w = b->head / VM_LLV_GROUP; w < vm_llv_end(b); w++)
+        for (uint32_t w = b->blk.head / VM_LLV_GROUP; w < vm_llv_end(b); w++)
             for (uint64_t m = b->map[w]; m; m &= m - 1) {
                 uint32_t i = w * VM_LLV_GROUP + (uint32_t)__builtin_ctzll(m);
                 if (fn(arg, bits[i], care ? care[i] : ~(uint64_t)0, (void *)(uintptr_t)pl[i],
@@ -507,9 +468,9 @@ static const vm_storage_t *const llv_storages[] = {&vm_llv_storage, NULL};
 
 const vm_module_t vm_llv_module = {
     .prefix = "llv",
-    .keys = llv_keys,
-    .nkeys = sizeof llv_keys / sizeof llv_keys[0],
+    VM_MODULE_KEYS(llv_keys),
     .cfg_size = sizeof(vm_llv_config_t),
     .cfg_default = &llv_default,
     .storages = llv_storages,
+    .kernels = vm_llv_kernels,
 };

@@ -28,6 +28,7 @@
 #ifndef VM_LLV_H
 #define VM_LLV_H
 
+#include "blocklist.h"
 #include "queue.h"
 #include "simd.h"
 
@@ -36,6 +37,7 @@
 /* Slots per bitmap word.  A group's fingerprints are 128 bytes (two cache lines) and its
  * 64-bit lanes 512 bytes, whole vectors for every kernel. */
 #define VM_LLV_GROUP 64
+_Static_assert(VM_LLV_GROUP == VM_BLK_WORD, "a group is a word of the block list's bitmap");
 
 /* The llv keys (llv.c). */
 typedef struct vm_llv_config {
@@ -53,21 +55,32 @@ typedef struct vm_llv_geom {
 } vm_llv_geom_t;
 
 typedef struct vm_llv_block {
-    struct vm_llv_block *next, *prev;
-    /* The geometry of the block's size, in the header itself: a search of a short queue
-     * reads the head entry's lanes one load after the block pointer, not two. */
-    uint32_t slots;      /* slots of the block */
-    uint32_t lanes;      /* byte offset of bits[]; care[] (PRQ), payload[], seq[] follow it */
-    uint32_t head, tail; /* live slots lie in [head, tail) */
-    uint32_t start;      /* first group a search reads, head / VM_LLV_GROUP: the thesis's
-                            start pointer, which here moves with every head removal */
-    uint32_t live;       /* live slots */
-    uint32_t wild;       /* live slots with a wild bit (PRQ) */
-    uint16_t classes;    /* bit k: a slot of fingerprint class k was appended since the
-                            block was set up (may outlive the slot: it only costs a compare) */
-    uint16_t prq;        /* 1 on the PRQ side: a care lane and a wild bitmap */
-    uint64_t map[];      /* live bitmap (groups words), then on the PRQ the wild bitmap */
+    vm_blk_t blk; /* links, [head, tail), live and slots count (blocklist.h) */
+    /* The geometry of the block's size, in the header itself (blk.slots, lanes): a search
+     * of a short queue reads the head entry's lanes one load after the block pointer, not
+     * two. */
+    uint32_t lanes;   /* byte offset of bits[]; care[] (PRQ), payload[], seq[] follow it */
+    uint32_t start;   /* first group a search reads, blk.head / VM_LLV_GROUP: the thesis's
+                         start pointer, which here moves with every head removal */
+    uint32_t wild;    /* live slots with a wild bit (PRQ) */
+    uint16_t classes; /* bit k: a slot of fingerprint class k was appended since the block
+                         was set up (may outlive the slot: it only costs a compare) */
+    uint16_t prq;     /* 1 on the PRQ side: a care lane and a wild bitmap */
+    uint64_t map[];   /* live bitmap (groups words), then on the PRQ the wild bitmap */
 } vm_llv_block_t;
+_Static_assert(offsetof(vm_llv_block_t, blk) == 0, "a block is its list link (blocklist.h)");
+
+/* The block of list link n (its first member), or NULL. */
+static inline vm_llv_block_t *vm_llv_block(vm_link_t *n)
+{
+    return (vm_llv_block_t *)n;
+}
+
+/* The block after b in its queue, or NULL. */
+static inline vm_llv_block_t *vm_llv_next(const vm_llv_block_t *b)
+{
+    return vm_llv_block(b->blk.link.next);
+}
 
 /* Slots of a queue's first block: the fewest that keep every 64-bit lane a whole cache line,
  * so a vector of 8 lanes never straddles two (measured in docs/storages.md). */
@@ -86,13 +99,13 @@ const vm_llv_geom_t *vm_llv_geom(uint32_t slots, int side);
 /* The geometry of b (the shared table entry of its size and side). */
 static inline const vm_llv_geom_t *vm_llv_geo(const vm_llv_block_t *b)
 {
-    return vm_llv_geom(b->slots, b->prq ? VM_PRQ : VM_UMQ);
+    return vm_llv_geom(b->blk.slots, b->prq ? VM_PRQ : VM_UMQ);
 }
 
 /* The 64-bit lane k of b: 0 bits, then care on the PRQ, payload, seq. */
 static inline uint64_t *vm_llv_lane(const vm_llv_block_t *b, uint32_t k)
 {
-    return (uint64_t *)((char *)b + b->lanes) + (size_t)k * b->slots;
+    return (uint64_t *)((char *)b + b->lanes) + (size_t)k * b->blk.slots;
 }
 
 static inline uint64_t *vm_llv_bits(const vm_llv_block_t *b)
@@ -125,13 +138,13 @@ static inline uint32_t vm_llv_fp_bytes(uint32_t s)
 
 static inline uint16_t *vm_llv_fps(const vm_llv_block_t *b)
 {
-    return (uint16_t *)((char *)b + b->lanes - vm_llv_fp_bytes(b->slots));
+    return (uint16_t *)((char *)b + b->lanes - vm_llv_fp_bytes(b->blk.slots));
 }
 
 /* Bitmap words of one kind in b: one per group. */
 static inline uint32_t vm_llv_groups(const vm_llv_block_t *b)
 {
-    return (b->slots + VM_LLV_GROUP - 1) / VM_LLV_GROUP;
+    return vm_blk_words(b->blk.slots);
 }
 
 /* The wild bitmap of b, or NULL when b has no wild slot (always on the UMQ). */
@@ -143,7 +156,7 @@ static inline const uint64_t *vm_llv_wild(const vm_llv_block_t *b)
 /* One past the last group holding live slots. */
 static inline uint32_t vm_llv_end(const vm_llv_block_t *b)
 {
-    return (b->tail + VM_LLV_GROUP - 1) / VM_LLV_GROUP;
+    return vm_blk_words(b->blk.tail);
 }
 
 /* The 16-bit fingerprint of match bits: the top bits of a Fibonacci hash, to which every bit
@@ -179,7 +192,9 @@ enum vm_llv_lane_id { VM_LLV_BITS, VM_LLV_PAYLOAD };
 /* A search kernel.  Each walks blocks from b on, group by group from b->start, and returns 1
  * with *pos at the first live slot in queue order that matches, or 0 (pos->passed set). */
 typedef struct vm_llv_kernel {
-    const char *name;
+    /* First: the engine's view of it, the simd= value that picks it and the CPU features it
+     * needs (simd.h; the module lists it, kernels.c). */
+    vm_kernel_t kernel;
     /* Slots that match p->key: ((key ^ bits) & care) == 0 on the PRQ (care all ones for
      * class 0), bits == key on the UMQ. */
     int (*find_key)(vm_llv_block_t *b, const vm_llv_probe_t *p, vm_llv_pos_t *pos);
@@ -194,8 +209,18 @@ extern const vm_llv_kernel_t vm_llv_scalar;
 extern const vm_llv_kernel_t vm_llv_avx2, vm_llv_avx512;
 #endif
 
-/* The kernel for spec value simd (enum vm_simd, resolved), or NULL when not built. */
+/* kernels.c: the kernels of this build, NULL-terminated, as the module lists them. */
+extern const vm_kernel_t *const vm_llv_kernels[];
+
+/* The kernel of this build for simd= value simd (enum vm_simd, resolved), or NULL when there
+ * is none.  Whether the CPU runs it is the spec parser's check (vm_simd_available). */
 const vm_llv_kernel_t *vm_llv_kernel(int simd);
+
+/* The name of kernel k, its simd= value. */
+static inline const char *vm_llv_kernel_name(const vm_llv_kernel_t *k)
+{
+    return vm_simd_name(k->kernel.simd);
+}
 
 /* PRQ fingerprint classes: the care mask of each (class 0 is all ones), and its live entries;
  * a class without live entries is free for the next new care mask.  Made at a queue's first
@@ -209,33 +234,42 @@ typedef struct vm_llv_classes {
 /* One llv queue: 72 bytes, all an empty queue costs (pnp keeps thousands). */
 typedef struct vm_llv {
     vm_queue_t base;
-    vm_llv_block_t *head, *tail; /* NULL when empty: an empty queue holds no block */
+    vm_list_t blocks; /* of vm_llv_block_t; an empty queue holds none but a kept one */
     const vm_llv_kernel_t *kern;
     vm_llv_classes_t *cls;          /* NULL until the first wildcard receive */
     uint32_t large;                 /* llv.block */
     uint8_t pool_first, pool_large; /* env->pools of first and llv.block blocks */
 } vm_llv_t;
 
+/* The first block of l, or NULL. */
+static inline vm_llv_block_t *vm_llv_first(const vm_llv_t *l)
+{
+    return vm_llv_block(l->blocks.head);
+}
+
+/* The last block of l, or NULL. */
+static inline vm_llv_block_t *vm_llv_last(const vm_llv_t *l)
+{
+    return vm_llv_block(l->blocks.tail);
+}
+
 /* block.c: the blocks of a queue. */
 /* Set up the pools of l's blocks (no memory is taken): VMATCH_OK, or VMATCH_ENOMEM when the
  * engine has no pool sizes left. */
 int vm_llv_pools(vm_llv_t *l);
-/* Make room for one append at the tail of l: a first block, a larger or compacted copy of a
- * full only block, or a new llv.block block.  VMATCH_OK, or VMATCH_ENOMEM with l unchanged. */
+/* Make room for one append at the tail of l as the block list's growth rule says
+ * (vm_blk_room): a first block, a larger or compacted copy of a full only block, or a new
+ * llv.block block.  VMATCH_OK, or VMATCH_ENOMEM with l unchanged. */
 int vm_llv_room(vm_llv_t *l);
 /* Unlink block b of l and give it back. */
 void vm_llv_drop(vm_llv_t *l, vm_llv_block_t *b);
 
-/* Block b has emptied: keep it if it is the queue's only one, a first block, and the engine
- * has room (VM_MEM_KEPT), else drop it.  Inline: a queue of one entry comes here on every
- * match. */
+/* Block b has emptied: keep it as the block list's rule says (vm_blk_keep), else drop it.
+ * Inline: a queue of one entry comes here on every match. */
 static inline void vm_llv_emptied(vm_llv_t *l, vm_llv_block_t *b)
 {
-    vm_mem_t *mem = &l->base.env->mem;
-    if (!b->prev && !b->next && b->slots == VM_LLV_FIRST && vm_mem_may_keep(mem)) {
-        /* Kept; the next append (a queue of no entries and a block) counts it out. */
-        mem->kept++;
-        b->head = b->tail = b->start = 0;
+    if (vm_blk_keep(&l->base.env->mem, &b->blk, VM_LLV_FIRST)) {
+        b->start = 0;
         b->classes = 0;
         return;
     }

@@ -73,14 +73,14 @@ VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_probe_t *p, co
                                   vm_llv_wild_fn wild)
 {
     uint64_t passed = 0;
-    for (; b; b = b->next) {
+    for (; b; b = vm_llv_next(b)) {
         const uint16_t *fp = vm_llv_fps(b);
         const uint64_t *bits = vm_llv_bits(b), *wmap = vm_llv_wild(b);
         const uint64_t *care = vm_llv_care(b);
         unsigned cls = b->classes & p->classes;
         uint32_t r = b->start, end = vm_llv_end(b);
-        if (b->next) /* its header and first fingerprints, while this block is searched */
-            vm_llv_prefetch(b->next, (size_t)((const char *)fp - (const char *)b));
+        if (b->blk.link.next) /* its header and first fingerprints, while this is searched */
+            vm_llv_prefetch(vm_llv_next(b), (size_t)((const char *)fp - (const char *)b));
         if (!wmap && cls == 1) {
             /* The common block, exact entries only: one test per two groups, and the bitmap
              * is read only when a group has a candidate (dead slots are filtered then). */
@@ -117,7 +117,7 @@ VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_probe_t *p, co
                     return vm_llv_at(pos, b, o, s, passed);
             }
         }
-        passed += b->live;
+        passed += b->blk.live;
     }
     pos->passed = passed;
     return 0;
@@ -128,7 +128,7 @@ VM_LLV_INLINE int vm_llv_walk_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane
                                      const void *ctx, vm_llv_pos_t *pos, vm_llv_first_fn first)
 {
     uint64_t passed = 0;
-    for (; b; b = b->next) {
+    for (; b; b = vm_llv_next(b)) {
         const uint64_t *v = lane == VM_LLV_BITS ? vm_llv_bits(b) : vm_llv_payload(b);
         for (uint32_t r = b->start, end = vm_llv_end(b); r < end; r++) {
             uint64_t live = b->map[r];
@@ -139,7 +139,7 @@ VM_LLV_INLINE int vm_llv_walk_masked(vm_llv_block_t *b, enum vm_llv_lane_id lane
             if (s < VM_LLV_GROUP)
                 return vm_llv_at(pos, b, o, s, passed);
         }
-        passed += b->live;
+        passed += b->blk.live;
     }
     pos->passed = passed;
     return 0;
