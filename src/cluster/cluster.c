@@ -242,16 +242,10 @@ static void cluster_stats(const vm_pq_t *p, vmatch_stats_t *acc)
     acc->queues += s->made + (s->wild != NULL);
 }
 
-const vm_policy_t vm_cluster_policy = {
-    .name = "cluster",
-    .create = cluster_create,
-    .destroy = cluster_destroy,
-    .append = cluster_append,
-    .match = cluster_match,
-    .exchange = cluster_exchange,
-    .remove_payload = cluster_remove_payload,
-    .stats = cluster_stats,
-};
+const vm_policy_t vm_cluster_policy = {.name = "cluster",
+                                       .create = cluster_create,
+                                       VM_POLICY_CALLS(cluster),
+                                       .exchange = cluster_exchange};
 
 /* ---- keys ---- */
 
@@ -277,11 +271,7 @@ static const vm_key_t cluster_keys[] = {
 
 static const vm_policy_t *const cluster_policies[] = {&vm_cluster_policy, NULL};
 
-const vm_module_t vm_cluster_module = {
-    .prefix = "cluster",
-    .keys = cluster_keys,
-    .nkeys = sizeof cluster_keys / sizeof cluster_keys[0],
-    .cfg_size = sizeof(vm_cluster_config_t),
-    .cfg_default = &cluster_default,
-    .policies = cluster_policies,
-};
+const vm_module_t vm_cluster_module = {.prefix = "cluster",
+                                       VM_MODULE_KEYS(cluster_keys),
+                                       VM_MODULE_CFG(cluster_default),
+                                       .policies = cluster_policies};

@@ -79,6 +79,9 @@ typedef struct vm_module {
 
 /* The .keys and .nkeys of a vm_module_t from its key table k, an array. */
 #define VM_MODULE_KEYS(k) .keys = (k), .nkeys = sizeof(k) / sizeof((k)[0])
+/* The same for the statistics keys and the config struct's defaults. */
+#define VM_MODULE_STATS(k) .stat_keys = (k), .nstat_keys = sizeof(k) / sizeof((k)[0])
+#define VM_MODULE_CFG(d)   .cfg_size = sizeof(d), .cfg_default = &(d)
 
 /* The module's config inside cfg: the defaults, then what the spec set. */
 const void *vm_module_cfg(const vm_config_t *cfg, const vm_module_t *m);

@@ -147,6 +147,13 @@ struct vm_storage {
     void (*each)(vm_queue_t *q, vm_each_fn *fn, void *arg);
 };
 
+/* A storage's table from its calls named PREFIX_create, PREFIX_destroy, PREFIX_append,
+ * PREFIX_find, PREFIX_find_payload, PREFIX_remove and PREFIX_each; .name and the optional
+ * .take go beside it. */
+#define VM_STORAGE_CALLS(p)                                                                    \
+    .create = p##_create, .destroy = p##_destroy, .append = p##_append, .find = p##_find,      \
+    .find_payload = p##_find_payload, .remove = p##_remove, .each = p##_each
+
 /* The first entry of q that matches (storage find rules), removed when remove is set:
  * returns 1 with *payload, or 0.  A policy's match on one queue. */
 static inline int vm_queue_match(vm_queue_t *q, vmatch_bits_t key, vmatch_bits_t keycare,
@@ -298,5 +305,12 @@ struct vm_policy {
      * NULL: it keeps none (vmatch_stat says VMATCH_EUNSUPPORTED). */
     int (*stat)(const vm_pq_t *p, const char *key, uint32_t arg, void *out);
 };
+
+/* A policy's table from its calls named PREFIX_destroy, PREFIX_append, PREFIX_match,
+ * PREFIX_remove_payload and PREFIX_stats; .name, .create and the optional calls (exchange,
+ * stat) go beside it. */
+#define VM_POLICY_CALLS(p)                                                                     \
+    .destroy = p##_destroy, .append = p##_append, .match = p##_match,                          \
+    .remove_payload = p##_remove_payload, .stats = p##_stats
 
 #endif

@@ -300,7 +300,7 @@ static const vm_config_t core_default = {
 };
 
 const vm_module_t vm_core_module = {
-    .keys = core_keys, .nkeys = sizeof core_keys / sizeof core_keys[0],
+    VM_MODULE_KEYS(core_keys),
     /* its config is vm_config_t itself, not a part of mod[] */
 };
 

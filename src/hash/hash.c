@@ -278,17 +278,11 @@ static int hash_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
     return 1;
 }
 
-const vm_policy_t vm_hash_policy = {
-    .name = "hash",
-    .create = hash_create,
-    .destroy = hash_destroy,
-    .append = hash_append,
-    .match = hash_match,
-    .exchange = hash_exchange,
-    .remove_payload = hash_remove_payload,
-    .stats = hash_stats,
-    .stat = hash_stat,
-};
+const vm_policy_t vm_hash_policy = {.name = "hash",
+                                    .create = hash_create,
+                                    VM_POLICY_CALLS(hash),
+                                    .exchange = hash_exchange,
+                                    .stat = hash_stat};
 
 /* ---- keys ---- */
 
@@ -318,13 +312,8 @@ static const vm_stat_key_t hash_stat_keys[] = {
 
 static const vm_policy_t *const hash_policies[] = {&vm_hash_policy, NULL};
 
-const vm_module_t vm_hash_module = {
-    .prefix = "hash",
-    .keys = hash_keys,
-    .nkeys = sizeof hash_keys / sizeof hash_keys[0],
-    .stat_keys = hash_stat_keys,
-    .nstat_keys = sizeof hash_stat_keys / sizeof hash_stat_keys[0],
-    .cfg_size = sizeof(vm_hash_config_t),
-    .cfg_default = &hash_default,
-    .policies = hash_policies,
-};
+const vm_module_t vm_hash_module = {.prefix = "hash",
+                                    VM_MODULE_KEYS(hash_keys),
+                                    VM_MODULE_STATS(hash_stat_keys),
+                                    VM_MODULE_CFG(hash_default),
+                                    .policies = hash_policies};

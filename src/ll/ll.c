@@ -153,17 +153,7 @@ static void ll_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
             return;
 }
 
-const vm_storage_t vm_ll_storage = {
-    .name = "ll",
-    .create = ll_create,
-    .destroy = ll_destroy,
-    .append = ll_append,
-    .find = ll_find,
-    .find_payload = ll_find_payload,
-    .remove = ll_remove,
-    .take = ll_take,
-    .each = ll_each,
-};
+const vm_storage_t vm_ll_storage = {.name = "ll", VM_STORAGE_CALLS(ll), .take = ll_take};
 
 static const vm_storage_t *const ll_storages[] = {&vm_ll_storage, NULL};
 

@@ -264,16 +264,7 @@ static void lla_each(vm_queue_t *q, vm_each_fn *fn, void *arg)
     }
 }
 
-const vm_storage_t vm_lla_storage = {
-    .name = "lla",
-    .create = lla_create,
-    .destroy = lla_destroy,
-    .append = lla_append,
-    .find = lla_find,
-    .find_payload = lla_find_payload,
-    .remove = lla_remove,
-    .each = lla_each,
-};
+const vm_storage_t vm_lla_storage = {.name = "lla", VM_STORAGE_CALLS(lla)};
 
 /* lla.block: entries per block.  Measured with bench/ (docs/storages.md, "Choosing
  * lla.block"): reverse search at 4096 and 32768 entries runs 1.5-1.6x faster than ll with
@@ -290,10 +281,7 @@ static const vm_key_t lla_keys[] = {
 
 static const vm_storage_t *const lla_storages[] = {&vm_lla_storage, NULL};
 
-const vm_module_t vm_lla_module = {
-    .prefix = "lla",
-    VM_MODULE_KEYS(lla_keys),
-    .cfg_size = sizeof(vm_lla_config_t),
-    .cfg_default = &lla_default,
-    .storages = lla_storages,
-};
+const vm_module_t vm_lla_module = {.prefix = "lla",
+                                   VM_MODULE_KEYS(lla_keys),
+                                   VM_MODULE_CFG(lla_default),
+                                   .storages = lla_storages};

@@ -469,8 +469,7 @@ static const vm_storage_t *const llv_storages[] = {&vm_llv_storage, NULL};
 const vm_module_t vm_llv_module = {
     .prefix = "llv",
     VM_MODULE_KEYS(llv_keys),
-    .cfg_size = sizeof(vm_llv_config_t),
-    .cfg_default = &llv_default,
+    VM_MODULE_CFG(llv_default),
     .storages = llv_storages,
     .kernels = vm_llv_kernels,
 };

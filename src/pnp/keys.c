@@ -41,13 +41,8 @@ static const vm_stat_key_t pnp_stat_keys[] = {
 
 static const vm_policy_t *const pnp_policies[] = {&vm_pnp_policy, &vm_pnp_static_policy, NULL};
 
-const vm_module_t vm_pnp_module = {
-    .prefix = "pnp",
-    .keys = pnp_keys,
-    .nkeys = sizeof pnp_keys / sizeof pnp_keys[0],
-    .stat_keys = pnp_stat_keys,
-    .nstat_keys = sizeof pnp_stat_keys / sizeof pnp_stat_keys[0],
-    .cfg_size = sizeof(vm_pnp_config_t),
-    .cfg_default = &pnp_default,
-    .policies = pnp_policies,
-};
+const vm_module_t vm_pnp_module = {.prefix = "pnp",
+                                   VM_MODULE_KEYS(pnp_keys),
+                                   VM_MODULE_STATS(pnp_stat_keys),
+                                   VM_MODULE_CFG(pnp_default),
+                                   .policies = pnp_policies};

@@ -532,23 +532,7 @@ static int pnp_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
 }
 
 const vm_policy_t vm_pnp_policy = {
-    .name = "pnp",
-    .create = pnp_create,
-    .destroy = pnp_destroy,
-    .append = pnp_append,
-    .match = pnp_match,
-    .remove_payload = pnp_remove_payload,
-    .stats = pnp_stats,
-    .stat = pnp_stat,
-};
+    .name = "pnp", .create = pnp_create, VM_POLICY_CALLS(pnp), .stat = pnp_stat};
 
 const vm_policy_t vm_pnp_static_policy = {
-    .name = "pnp-static",
-    .create = pnp_static_create,
-    .destroy = pnp_destroy,
-    .append = pnp_append,
-    .match = pnp_match,
-    .remove_payload = pnp_remove_payload,
-    .stats = pnp_stats,
-    .stat = pnp_stat,
-};
+    .name = "pnp-static", .create = pnp_static_create, VM_POLICY_CALLS(pnp), .stat = pnp_stat};

@@ -64,14 +64,7 @@ static void single_stats(const vm_pq_t *p, vmatch_stats_t *acc)
 }
 
 const vm_policy_t vm_single_policy = {
-    .name = "single",
-    .create = single_create,
-    .destroy = single_destroy,
-    .append = single_append,
-    .match = single_match,
-    .remove_payload = single_remove_payload,
-    .stats = single_stats,
-};
+    .name = "single", .create = single_create, VM_POLICY_CALLS(single)};
 
 static const vm_policy_t *const single_policies[] = {&vm_single_policy, NULL};
 

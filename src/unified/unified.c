@@ -151,17 +151,11 @@ static int unified_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *o
     return s->p2p->ops->stat && s->p2p->ops->stat(s->p2p, key, arg, out);
 }
 
-const vm_policy_t vm_unified_policy = {
-    .name = "unified",
-    .create = unified_create,
-    .destroy = unified_destroy,
-    .append = unified_append,
-    .match = unified_match,
-    .exchange = unified_exchange,
-    .remove_payload = unified_remove_payload,
-    .stats = unified_stats,
-    .stat = unified_stat,
-};
+const vm_policy_t vm_unified_policy = {.name = "unified",
+                                       .create = unified_create,
+                                       VM_POLICY_CALLS(unified),
+                                       .exchange = unified_exchange,
+                                       .stat = unified_stat};
 
 /* ---- keys ---- */
 
@@ -205,13 +199,8 @@ static const vm_stat_key_t unified_stat_keys[] = {
 
 static const vm_policy_t *const unified_policies[] = {&vm_unified_policy, NULL};
 
-const vm_module_t vm_unified_module = {
-    .prefix = "unified",
-    .keys = unified_keys,
-    .nkeys = sizeof unified_keys / sizeof unified_keys[0],
-    .stat_keys = unified_stat_keys,
-    .nstat_keys = sizeof unified_stat_keys / sizeof unified_stat_keys[0],
-    .cfg_size = sizeof(vm_unified_config_t),
-    .cfg_default = &unified_default,
-    .policies = unified_policies,
-};
+const vm_module_t vm_unified_module = {.prefix = "unified",
+                                       VM_MODULE_KEYS(unified_keys),
+                                       VM_MODULE_STATS(unified_stat_keys),
+                                       VM_MODULE_CFG(unified_default),
+                                       .policies = unified_policies};
