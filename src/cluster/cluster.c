@@ -24,7 +24,7 @@
 extern const vm_module_t vm_cluster_module;
 
 typedef struct vm_cluster {
-    vm_pq_t base;
+    vm_side_t base;
     const vm_cluster_config_t *cc;
     vm_source_key_t key; /* what a source key is made of (key.care: a care mask covering
                             it is keyed) */
@@ -83,7 +83,7 @@ static int build(vm_cluster_t *s, const vm_profile_t *prof, uint32_t nprocs)
     return rc;
 }
 
-static void cluster_destroy(vm_pq_t *p)
+static void cluster_destroy(vm_side_t *p)
 {
     vm_cluster_t *s = (vm_cluster_t *)p;
     vm_mem_t *mem = &p->env->mem;
@@ -99,7 +99,7 @@ static void cluster_destroy(vm_pq_t *p)
     vm_mem_free(mem, s, sizeof *s);
 }
 
-static int cluster_create(vm_env_t *env, int side, vm_pq_t **out)
+static int cluster_create(vm_env_t *env, int side, vm_side_t **out)
 {
     const vm_config_t *cfg = env->cfg;
     vm_profile_t prof;
@@ -112,7 +112,7 @@ static int cluster_create(vm_env_t *env, int side, vm_pq_t **out)
         vm_profile_free(&prof);
         return VMATCH_ENOMEM;
     }
-    s->base = (vm_pq_t){.ops = &vm_cluster_policy, .env = env, .side = side};
+    s->base = (vm_side_t){.ops = &vm_cluster_policy, .env = env, .side = side};
     s->cc = vm_module_cfg(cfg, &vm_cluster_module);
     s->key = vm_source_key_of(cfg);
     rc = build(s, &prof, nprocs);
@@ -140,7 +140,7 @@ static int cluster_create(vm_env_t *env, int side, vm_pq_t **out)
 
 /* ---- the policy ---- */
 
-static int cluster_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+static int cluster_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                           void *payload, uint64_t seq)
 {
     (void)cls;
@@ -159,7 +159,7 @@ static int cluster_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, ui
     return rc;
 }
 
-static int cluster_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+static int cluster_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                          int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
@@ -195,9 +195,9 @@ static inline vm_queue_t *route(vm_cluster_t *s, vmatch_bits_t bits, vmatch_bits
 }
 
 /* Out of line: the exchange's common case keeps no frame for it. */
-__attribute__((noinline)) static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits,
-                                                   vmatch_bits_t care, void *payload,
-                                                   vm_call_t *c)
+__attribute__((noinline)) static int exchange_slow(vm_side_t *sp, vm_side_t *qp,
+                                                   vmatch_bits_t bits, vmatch_bits_t care,
+                                                   void *payload, vm_call_t *c)
 {
     return vm_exchange(sp, qp, bits, care, payload, c);
 }
@@ -206,8 +206,8 @@ __attribute__((noinline)) static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vma
  * match and append in between: a search of the other side's queue of the source when that
  * side holds entries and no wildcard receive waits there, then on a miss the append to the
  * source's queue on this side.  The rest is the generic exchange. */
-static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                            void *payload, vm_call_t *c)
+static int cluster_exchange(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits,
+                            vmatch_bits_t care, void *payload, vm_call_t *c)
 {
     vm_cluster_t *s = (vm_cluster_t *)sp, *q = (vm_cluster_t *)qp;
     if (sp->len) {
@@ -215,15 +215,15 @@ static int cluster_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch
             return exchange_slow(sp, qp, bits, care, payload, c); /* several queues */
         vm_queue_t *sq = route(s, bits, care);
         if (sq && vm_queue_match(sq, bits, care, 1, c->out, &c->inspected))
-            return vm_pq_counted(sp, qp, VMATCH_MATCHED);
+            return vm_side_counted(sp, qp, VMATCH_MATCHED);
     }
     vm_queue_t *aq = route(q, bits, care);
     int rc = aq ? aq->ops->append(aq, bits, care, payload, c->seq)
                 : cluster_append(qp, bits, care, c->cls, payload, c->seq);
-    return vm_pq_counted(sp, qp, rc < 0 ? rc : VMATCH_QUEUED);
+    return vm_side_counted(sp, qp, rc < 0 ? rc : VMATCH_QUEUED);
 }
 
-static int cluster_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+static int cluster_remove_payload(vm_side_t *p, const void *payload, uint64_t *inspected)
 {
     vm_cluster_t *s = (vm_cluster_t *)p;
     vm_hit_t hit;
@@ -236,7 +236,7 @@ static int cluster_remove_payload(vm_pq_t *p, const void *payload, uint64_t *ins
     return 1;
 }
 
-static void cluster_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+static void cluster_stats(const vm_side_t *p, vmatch_stats_t *acc)
 {
     const vm_cluster_t *s = (const vm_cluster_t *)p;
     acc->queues += s->made + (s->wild != NULL);

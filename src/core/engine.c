@@ -141,7 +141,7 @@ static inline vm_call_t *begin(vmatch_engine_t *e, uint32_t cls, void **out)
 }
 
 /* A post's or an arrival's exchange through the policy's own, a tail call: the engine keeps
- * no frame around it (the policy counts the result on the sides, vm_pq_counted).  A failed
+ * no frame around it (the policy counts the result on the sides, vm_side_counted).  A failed
  * append returns the storage's code, and the pool has said why (vmatch_last_error). */
 static inline __attribute__((always_inline)) int exchange(vmatch_engine_t *e, int side,
                                                           vmatch_bits_t bits,
@@ -177,7 +177,7 @@ static __attribute__((noinline)) int enqueue_recorded(vmatch_engine_t *e, int si
     int grew = record ? vm_prof_reserve(&e->prof, &e->env.mem, &undo) : 0;
     if (grew < 0)
         return vm_fail(VMATCH_ENOMEM, "out of memory for the profile");
-    int rc = vm_pq_append(e->side[side], bits, care, payload, &e->call);
+    int rc = vm_side_append(e->side[side], bits, care, payload, &e->call);
     vm_prof_settle(&e->prof, &e->env.mem, &undo, grew, rc >= 0);
     if (rc < 0)
         return rc;
@@ -196,7 +196,7 @@ static inline int enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmat
     begin(e, cls, NULL);
     if (e->cfg.profile_record)
         return enqueue_recorded(e, side, bits, care, payload);
-    int rc = vm_pq_append(e->side[side], bits, care, payload, &e->call);
+    int rc = vm_side_append(e->side[side], bits, care, payload, &e->call);
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
@@ -206,7 +206,7 @@ search_or_enqueue(vmatch_engine_t *e, int side, vmatch_bits_t bits, vmatch_bits_
                   uint32_t cls, void *payload, void **out)
 {
     vmatch_bits_t keycare = side == VM_PRQ ? care : ~(vmatch_bits_t)0;
-    if (vm_pq_match(e->side[!side], bits, keycare, cls, 1, out, &e->call.inspected))
+    if (vm_side_match(e->side[!side], bits, keycare, cls, 1, out, &e->call.inspected))
         return VMATCH_MATCHED;
     return enqueue(e, side, bits, care, cls, payload);
 }
@@ -249,7 +249,7 @@ static int probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
                  int remove, void **msg_out)
 {
     e->searches++;
-    return vm_pq_match(e->side[VM_UMQ], bits, care, cls, remove, msg_out, &e->call.inspected)
+    return vm_side_match(e->side[VM_UMQ], bits, care, cls, remove, msg_out, &e->call.inspected)
                ? VMATCH_MATCHED
                : VMATCH_ENOTFOUND;
 }
@@ -257,15 +257,15 @@ static int probe(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care, uin
 static int remove_entry(vmatch_engine_t *e, int side, const void *payload)
 {
     e->searches++;
-    return vm_pq_remove(e->side[side], payload, &e->call.inspected) ? VMATCH_OK
-                                                                    : VMATCH_ENOTFOUND;
+    return vm_side_remove(e->side[side], payload, &e->call.inspected) ? VMATCH_OK
+                                                                      : VMATCH_ENOTFOUND;
 }
 
 static int match_posted(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls, void **req_out)
 {
     e->searches++;
-    return vm_pq_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1, req_out,
-                       &e->call.inspected)
+    return vm_side_match(e->side[VM_PRQ], bits, ~(vmatch_bits_t)0, cls, 1, req_out,
+                         &e->call.inspected)
                ? VMATCH_MATCHED
                : VMATCH_ENOTFOUND;
 }
@@ -654,7 +654,7 @@ vm_mem_t *vm_engine_mem(vmatch_engine_t *e)
     return &e->env.mem;
 }
 
-vm_pq_t *vm_engine_side(vmatch_engine_t *e, int side)
+vm_side_t *vm_engine_side(vmatch_engine_t *e, int side)
 {
     return e->side[side];
 }

@@ -40,11 +40,12 @@ struct vmatch_engine {
     vm_config_t cfg;
     vm_packing_t packing;
     vm_env_t env;
-    vm_pq_t *side[2]; /* VM_PRQ, VM_UMQ; each counts its entries (vm_pq_t.len) */
+    vm_side_t *side[2]; /* VM_PRQ, VM_UMQ; each counts its entries (vm_side_t.len) */
     /* The policy's exchange (vm_policy_t), NULL when it has none; fast: the same while the
      * API calls it directly (a single-threaded engine, profile.record off), else NULL. */
-    int (*exchange)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, vm_call_t *);
-    int (*fast)(vm_pq_t *, vm_pq_t *, vmatch_bits_t, vmatch_bits_t, void *, vm_call_t *);
+    int (*exchange)(vm_side_t *, vm_side_t *, vmatch_bits_t, vmatch_bits_t, void *,
+                    vm_call_t *);
+    int (*fast)(vm_side_t *, vm_side_t *, vmatch_bits_t, vmatch_bits_t, void *, vm_call_t *);
     /* The call in progress: its class, its entry's sequence number (the engine's, one more
      * for every post and arrival), where a match goes, and every entry compared so far. */
     vm_call_t call;

@@ -9,6 +9,6 @@
 /* The engine's memory, to make its allocations fail (vm_mem_t.fail_after). */
 vm_mem_t *vm_engine_mem(vmatch_engine_t *e);
 /* The policy's state of one side (VM_PRQ or VM_UMQ), to check its structure. */
-vm_pq_t *vm_engine_side(vmatch_engine_t *e, int side);
+vm_side_t *vm_engine_side(vmatch_engine_t *e, int side);
 
 #endif

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum vm_side { VM_PRQ = 0, VM_UMQ = 1 };
+enum vm_side_index { VM_PRQ = 0, VM_UMQ = 1 };
 
 #define VM_MAX_POOLS 8
 
@@ -249,13 +249,13 @@ typedef struct vm_call {
     uint32_t cls;
 } vm_call_t;
 
-typedef struct vm_pq {
+typedef struct vm_side {
     const vm_policy_t *ops;
     vm_env_t *env;
     int side;
     /* The side's entries.  Whatever changes the side's entries from outside its match,
      * append and remove keeps it with the helpers of policy.h: the engine's calls, a policy's
-     * exchange (vm_pq_counted), a policy for a side it nests (unified's point-to-point
+     * exchange (vm_side_counted), a policy for a side it nests (unified's point-to-point
      * side).  The engine reads it for its statistics; an empty side is not searched. */
     uint64_t len;
     /* The side's one queue while the policy keeps exactly one (policy=single always, pnp
@@ -265,20 +265,20 @@ typedef struct vm_pq {
      * it).  NULL otherwise. */
     vm_queue_t *sole;
     uint64_t sole_until;
-} vm_pq_t;
+} vm_side_t;
 
 struct vm_policy {
     const char *name;
     /* Make the queues of one side over env->cfg->storage.  VMATCH_OK or an error. */
-    int (*create)(vm_env_t *env, int side, vm_pq_t **out);
-    void (*destroy)(vm_pq_t *p);
+    int (*create)(vm_env_t *env, int side, vm_side_t **out);
+    void (*destroy)(vm_side_t *p);
     /* Queue an entry; seq grows with every append of the engine.  VMATCH_OK or ENOMEM. */
-    int (*append)(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+    int (*append)(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                   void *payload, uint64_t seq);
     /* The oldest matching entry (storage find rules), removed when remove is set.
      * Returns 1 with *payload, or 0. */
-    int (*match)(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls, int remove,
-                 void **payload, uint64_t *inspected);
+    int (*match)(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+                 int remove, void **payload, uint64_t *inspected);
     /* Optional: a post's or an arrival's whole exchange in one call, for a policy that can
      * do it with less work than a match, then an append (hash: the bits hashed once for the
      * tables of both sides, no frame on its fast path).  search is the other side and queue
@@ -287,15 +287,15 @@ struct vm_policy {
      * take the oldest into *call->out and return VMATCH_MATCHED; otherwise append the entry
      * to queue with call->seq and return VMATCH_QUEUED; or return the append's error with
      * both sides as they were.  Entries compared are added to call->inspected, and the
-     * result is counted on the sides' len (vm_pq_counted, policy.h).  The engine tail-calls
+     * result is counted on the sides' len (vm_side_counted, policy.h).  The engine tail-calls
      * it for every post and arrival while profile.record is off, and returns its result as
      * it is.  NULL: the engine takes vm_exchange's steps (policy.h). */
-    int (*exchange)(vm_pq_t *search, vm_pq_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
+    int (*exchange)(vm_side_t *search, vm_side_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
                     void *payload, vm_call_t *call);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
-    int (*remove_payload)(vm_pq_t *p, const void *payload, uint64_t *inspected);
+    int (*remove_payload)(vm_side_t *p, const void *payload, uint64_t *inspected);
     /* Add this side's queues to acc->queues (the engine fills the other fields). */
-    void (*stats)(const vm_pq_t *p, vmatch_stats_t *acc);
+    void (*stats)(const vm_side_t *p, vmatch_stats_t *acc);
     /* Optional: this side's part of one of the policy's own figures (vmatch_stat,
      * vmatch_stat_struct), by key: a key of a module's stat_keys (module.h), the whole key
      * ("pnp.partners").  A number (the key's size 0): add it to *(uint64_t *)out.  A struct
@@ -303,7 +303,7 @@ struct vm_policy {
      * engine zeroed, for arg (unified.class: the class).  Returns 1, or 0 when the policy
      * keeps no such figure (a key of another module, or of a part it was not built with).
      * NULL: it keeps none (vmatch_stat says VMATCH_EUNSUPPORTED). */
-    int (*stat)(const vm_pq_t *p, const char *key, uint32_t arg, void *out);
+    int (*stat)(const vm_side_t *p, const char *key, uint32_t arg, void *out);
 };
 
 /* A policy's table from its calls named PREFIX_destroy, PREFIX_append, PREFIX_match,

@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-struct vm_pq;
+struct vm_side;
 
 enum vm_threads_mode { VM_THREADS_SINGLE = 0, VM_THREADS_MUTEX = 1, VM_THREADS_MULTI = 2 };
 

@@ -18,12 +18,12 @@
 
 #include <string.h>
 
-static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
+static int hash_create(vm_env_t *env, int side, vm_side_t **out)
 {
     vm_hash_t *h = vm_mem_calloc(&env->mem, sizeof *h);
     if (!h)
         return VMATCH_ENOMEM;
-    h->base = (vm_pq_t){.ops = &vm_hash_policy, .env = env, .side = side};
+    h->base = (vm_side_t){.ops = &vm_hash_policy, .env = env, .side = side};
     h->hc = vm_module_cfg(env->cfg, &vm_hash_module);
     h->nb = h->hc->buckets;
     h->grow_at = UINT64_MAX;
@@ -35,7 +35,7 @@ static int hash_create(vm_env_t *env, int side, vm_pq_t **out)
     return VMATCH_OK;
 }
 
-static void hash_destroy(vm_pq_t *p)
+static void hash_destroy(vm_side_t *p)
 {
     vm_hash_t *h = (vm_hash_t *)p;
     vm_hash_table_free(h);
@@ -92,7 +92,7 @@ static inline int append_fast(vm_hash_t *h, uint32_t mixed, vmatch_bits_t bits, 
     return 1;
 }
 
-static int hash_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                        void *payload, uint64_t seq)
 {
     (void)cls;
@@ -165,7 +165,7 @@ VM_HASH_COLD static int match_slow(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_
     return found;
 }
 
-static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+static int hash_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                       int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
@@ -183,16 +183,16 @@ static int hash_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint
 
 /* The exchange's cases off its fast path, out of line so that the fast path keeps no frame:
  * the generic exchange, and the append alone after a search that found nothing. */
-VM_HASH_COLD static int exchange_slow(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits,
+VM_HASH_COLD static int exchange_slow(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits,
                                       vmatch_bits_t care, void *payload, vm_call_t *c)
 {
     return vm_exchange(sp, qp, bits, care, payload, c);
 }
 
-VM_HASH_COLD static int queue_slow(vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+VM_HASH_COLD static int queue_slow(vm_side_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
                                    void *payload, vm_call_t *c)
 {
-    int rc = vm_pq_append(qp, bits, care, payload, c);
+    int rc = vm_side_append(qp, bits, care, payload, c);
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
@@ -200,7 +200,7 @@ VM_HASH_COLD static int queue_slow(vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_
  * queued is the fast path, which calls nothing (every other case is a tail call with its
  * arguments): the bits mixed once for the other side's line and, when that holds no
  * match and has not overflowed, a free way of this side's line. */
-static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
+static int hash_exchange(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
                          void *payload, vm_call_t *c)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
@@ -213,7 +213,7 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
         if (vm_line_take(l, bits, c->out, &compared)) {
             s->len--;
             c->inspected += compared;
-            return vm_pq_counted(sp, qp, VMATCH_MATCHED);
+            return vm_side_counted(sp, qp, VMATCH_MATCHED);
         }
         if (l->over) /* the bucket goes on in its region's queue */
             return exchange_slow(sp, qp, bits, care, payload, c);
@@ -221,7 +221,7 @@ static int hash_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bi
     }
     if (q->slow || !append_fast(q, mixed, bits, payload, c->seq))
         return queue_slow(qp, bits, care, payload, c);
-    return vm_pq_counted(sp, qp, VMATCH_QUEUED);
+    return vm_side_counted(sp, qp, VMATCH_QUEUED);
 }
 
 /* A cancel or a removal by handle: the oldest entry with the payload. */
@@ -248,7 +248,7 @@ static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected
     return 1;
 }
 
-static int hash_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+static int hash_remove_payload(vm_side_t *p, const void *payload, uint64_t *inspected)
 {
     vm_hash_t *h = (vm_hash_t *)p;
     int found = remove_payload(h, payload, inspected);
@@ -256,14 +256,14 @@ static int hash_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspec
     return found;
 }
 
-static void hash_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+static void hash_stats(const vm_side_t *p, vmatch_stats_t *acc)
 {
     const vm_hash_t *h = (const vm_hash_t *)p;
     acc->queues += h->nover + (h->flat != NULL) + (h->wild != NULL);
 }
 
 /* hash.table_buckets, hash.overflows and hash.flat (hash_stat_keys). */
-static int hash_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
+static int hash_stat(const vm_side_t *p, const char *key, uint32_t arg, void *out)
 {
     const vm_hash_t *h = (const vm_hash_t *)p;
     (void)arg;

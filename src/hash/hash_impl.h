@@ -31,7 +31,7 @@ typedef struct vm_hash_config {
 #define VM_HASH_REGION       (1u << VM_HASH_REGION_SHIFT)
 
 typedef struct vm_hash {
-    vm_pq_t base;
+    vm_side_t base;
     const vm_hash_config_t *hc;
     /* nb buckets (NULL until the side's first entry) and their regions' overflow queues
      * (each NULL until its first overflow).  On the PRQ the exact receives (care all

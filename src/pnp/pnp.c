@@ -190,7 +190,7 @@ static int move_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pay
     if ((care & s->key.care) != s->key.care)
         to = mv->wild;
     else if ((i = partner(s, src_key(s, bits), &last)) >= 0)
-        to = s->pq[i];
+        to = s->partner[i];
     mv->rc = to->ops->append(to, bits, care, payload, seq);
     return mv->rc < 0;
 }
@@ -233,8 +233,8 @@ static void extract(vm_pnp_t *s)
      * more entries; no key qualifies or fits, when the queue has doubled (so such rounds cost
      * O(1) per append); the table is full, never. */
     uint64_t t = s->pc->threshold, more = q->len > t ? q->len : t;
-    s->retry = s->npq >= s->limit ? UINT64_MAX : q->len + t;
-    if (s->npq >= s->limit || n == 0)
+    s->retry = s->npartners >= s->limit ? UINT64_MAX : q->len + t;
+    if (s->npartners >= s->limit || n == 0)
         return;
     uint64_t *keys = vm_mem_alloc(mem, bytes);
     if (!keys)
@@ -262,11 +262,11 @@ static void extract(vm_pnp_t *s)
     /* Highest count first into the table, up to the bound. */
     uint32_t last = s->pc->move ? UINT32_MAX : s->nchain - 1, taken = 0;
     uint64_t *slots = scratch; /* scratch is free again */
-    for (size_t j = 0; j < m && s->npq + taken < s->limit; j++) {
+    for (size_t j = 0; j < m && s->npartners + taken < s->limit; j++) {
         size_t i = home(s, keys[chosen[j]]);
         while (s->table[i].key)
             i = next_slot(s, i);
-        s->table[i] = (vm_pnp_slot_t){keys[chosen[j]] + 1, s->npq + taken, last};
+        s->table[i] = (vm_pnp_slot_t){keys[chosen[j]] + 1, s->npartners + taken, last};
         slots[taken++] = i;
     }
     uint32_t made = 0;
@@ -277,17 +277,17 @@ static void extract(vm_pnp_t *s)
     if (rc == VMATCH_OK && !s->pc->move)
         rc = grow_closed(s, s->nchain - 1);
     if (rc == VMATCH_OK)
-        rc = vm_pnp_grow(mem, &s->pq, &s->pq_cap, s->npq + taken);
+        rc = vm_pnp_grow(mem, &s->partner, &s->partner_cap, s->npartners + taken);
     if (rc == VMATCH_OK && !s->pc->move &&
         (rc = vm_pnp_add_queue(s, s->chain, s->nchain)) == VMATCH_OK)
         new_chain = 1;
     while (rc == VMATCH_OK && made < taken &&
-           (rc = vm_pnp_add_queue(s, s->pq, s->npq + made)) == VMATCH_OK)
+           (rc = vm_pnp_add_queue(s, s->partner, s->npartners + made)) == VMATCH_OK)
         made++;
     if (rc == VMATCH_OK && s->pc->move)
         rc = move_entries(s, &rest, &wild);
     if (rc == VMATCH_OK) {
-        s->npq += taken;
+        s->npartners += taken;
         s->rounds++;
         s->retry = t;
         if (s->pc->move) {
@@ -305,7 +305,7 @@ static void extract(vm_pnp_t *s)
         if (rc == VMATCH_ENOTFOUND)
             s->retry = q->len + more;
         while (made--)
-            s->pq[s->npq + made]->ops->destroy(s->pq[s->npq + made]);
+            s->partner[s->npartners + made]->ops->destroy(s->partner[s->npartners + made]);
         if (new_chain)
             s->chain[s->nchain]->ops->destroy(s->chain[s->nchain]);
         for (uint32_t j = taken; j-- > 0;)
@@ -318,24 +318,24 @@ static void extract(vm_pnp_t *s)
  * directly, short of the append that reaches the extraction threshold. */
 static void sync_sole(vm_pnp_t *s)
 {
-    s->base.sole = s->npq ? NULL : s->newest;
+    s->base.sole = s->npartners ? NULL : s->newest;
     s->base.sole_until = s->retry;
 }
 
 /* ---- the policy ---- */
 
-static void pnp_destroy(vm_pq_t *p)
+static void pnp_destroy(vm_side_t *p)
 {
     vm_pnp_t *s = (vm_pnp_t *)p;
     vm_mem_t *mem = &p->env->mem;
     for (uint32_t i = 0; i < s->nchain; i++)
         s->chain[i]->ops->destroy(s->chain[i]);
-    for (uint32_t i = 0; i < s->npq; i++)
-        s->pq[i]->ops->destroy(s->pq[i]);
+    for (uint32_t i = 0; i < s->npartners; i++)
+        s->partner[i]->ops->destroy(s->partner[i]);
     if (s->wild)
         s->wild->ops->destroy(s->wild);
     vm_mem_free(mem, s->chain, s->chain_cap * sizeof *s->chain);
-    vm_mem_free(mem, s->pq, s->pq_cap * sizeof *s->pq);
+    vm_mem_free(mem, s->partner, s->partner_cap * sizeof *s->partner);
     vm_mem_free(mem, s->closed, s->closed_words * sizeof *s->closed);
     if (s->table)
         vm_mem_free(mem, s->table, table_bytes(s));
@@ -346,7 +346,7 @@ static void pnp_destroy(vm_pq_t *p)
 }
 
 /* cap: c of the c * sqrt(nprocs) partner bound, 0 for pnp.cap (dynamic only). */
-static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static, uint32_t cap)
+static int create(vm_env_t *env, int side, vm_side_t **out, int is_static, uint32_t cap)
 {
     const vm_config_t *cfg = env->cfg;
     if (!is_static && !cfg->nprocs)
@@ -357,7 +357,7 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static, uint32_
     if (!s)
         return VMATCH_ENOMEM;
     unsigned src_bits = cfg->src_bits;
-    s->base = (vm_pq_t){
+    s->base = (vm_side_t){
         .ops = is_static ? &vm_pnp_static_policy : &vm_pnp_policy, .env = env, .side = side};
     s->pc = vm_module_cfg(cfg, &vm_pnp_module);
     s->is_static = is_static;
@@ -389,17 +389,17 @@ static int create(vm_env_t *env, int side, vm_pq_t **out, int is_static, uint32_
     return VMATCH_OK;
 }
 
-static int pnp_create(vm_env_t *env, int side, vm_pq_t **out)
+static int pnp_create(vm_env_t *env, int side, vm_side_t **out)
 {
     return create(env, side, out, 0, 0);
 }
 
-int vm_pnp_create_capped(vm_env_t *env, int side, uint32_t cap, vm_pq_t **out)
+int vm_pnp_create_capped(vm_env_t *env, int side, uint32_t cap, vm_side_t **out)
 {
     return create(env, side, out, 0, cap);
 }
 
-static int pnp_static_create(vm_env_t *env, int side, vm_pq_t **out)
+static int pnp_static_create(vm_env_t *env, int side, vm_side_t **out)
 {
     return create(env, side, out, 1, 0);
 }
@@ -409,14 +409,14 @@ static int pnp_static_create(vm_env_t *env, int side, vm_pq_t **out)
 static __attribute__((noinline)) int
 append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload, uint64_t seq)
 {
-    vm_pq_t *p = &s->base;
-    if (s->npq) {
+    vm_side_t *p = &s->base;
+    if (s->npartners) {
         if ((care & s->key.care) != s->key.care)
             return vm_queue_append_new(p->env, p->side, &s->wild, bits, care, payload, seq);
         int32_t last;
         int64_t i = partner(s, src_key(s, bits), &last);
         if (i >= 0)
-            return s->pq[i]->ops->append(s->pq[i], bits, care, payload, seq);
+            return s->partner[i]->ops->append(s->partner[i], bits, care, payload, seq);
     }
     vm_queue_t *q = s->newest;
     int rc = q->ops->append(q, bits, care, payload, seq);
@@ -427,13 +427,13 @@ append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload
     return rc;
 }
 
-static int pnp_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+static int pnp_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                       void *payload, uint64_t seq)
 {
     (void)cls;
     vm_pnp_t *s = (vm_pnp_t *)p;
     vm_queue_t *q = s->newest; /* without partners, everything goes there */
-    if (s->npq || q->len + 1 >= s->retry)
+    if (s->npartners || q->len + 1 >= s->retry)
         return append_routed(s, bits, care, payload, seq);
     return q->ops->append(q, bits, care, payload, seq);
 }
@@ -450,7 +450,7 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
                                                   vmatch_bits_t keycare, int remove,
                                                   void **payload, uint64_t *inspected)
 {
-    vm_pq_t *p = &s->base;
+    vm_side_t *p = &s->base;
     vm_best_t best = {0};
     if (p->side == VM_PRQ || (keycare & s->key.care) == s->key.care) {
         /* The queues a match of this source key can be in, oldest first, then wildcards. */
@@ -464,9 +464,9 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
             consider(s, last, key, keycare, &best, inspected);
         /* Only the partner's own queue left to search: find and remove in one walk. */
         if (!best.q && i >= 0 && !(s->wild && s->wild->len))
-            return vm_queue_match(s->pq[i], key, keycare, remove, payload, inspected);
+            return vm_queue_match(s->partner[i], key, keycare, remove, payload, inspected);
         if (!best.q && i >= 0)
-            vm_best_consider(&best, s->pq[i], key, keycare, inspected);
+            vm_best_consider(&best, s->partner[i], key, keycare, inspected);
         if (s->wild && !(best.q == s->chain[0] && s->nchain > 1))
             vm_best_consider(&best, s->wild, key, keycare, inspected);
     } else { /* a wildcard search: every queue, the oldest first match */
@@ -477,8 +477,8 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
                 s->closed[c / 64] &= ~(1ull << (c % 64));
         if (!(best.q && best.q == s->chain[0] && s->nchain > 1)) {
             consider(s, s->nchain - 1, key, keycare, &best, inspected);
-            for (uint32_t i = 0; i < s->npq; i++)
-                vm_best_consider(&best, s->pq[i], key, keycare, inspected);
+            for (uint32_t i = 0; i < s->npartners; i++)
+                vm_best_consider(&best, s->partner[i], key, keycare, inspected);
             if (s->wild)
                 vm_best_consider(&best, s->wild, key, keycare, inspected);
         }
@@ -486,44 +486,44 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
     return vm_best_take(&best, remove, payload);
 }
 
-static int pnp_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+static int pnp_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                      int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
     vm_pnp_t *s = (vm_pnp_t *)p;
-    if (s->npq)
+    if (s->npartners)
         return match_routed(s, key, keycare, remove, payload, inspected);
     return vm_queue_match(s->newest, key, keycare, remove, payload, inspected); /* one queue */
 }
 
-static int pnp_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+static int pnp_remove_payload(vm_side_t *p, const void *payload, uint64_t *inspected)
 {
     vm_pnp_t *s = (vm_pnp_t *)p;
     vm_hit_t hit;
     vm_queue_t *q = vm_queue_holding(s->wild, payload, &hit, inspected);
     for (uint32_t c = 0; !q && c < s->nchain; c++)
         q = vm_queue_holding(s->chain[c], payload, &hit, inspected);
-    for (uint32_t i = 0; !q && i < s->npq; i++)
-        q = vm_queue_holding(s->pq[i], payload, &hit, inspected);
+    for (uint32_t i = 0; !q && i < s->npartners; i++)
+        q = vm_queue_holding(s->partner[i], payload, &hit, inspected);
     if (!q)
         return 0;
     q->ops->remove(q, &hit);
     return 1;
 }
 
-static void pnp_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+static void pnp_stats(const vm_side_t *p, vmatch_stats_t *acc)
 {
     const vm_pnp_t *s = (const vm_pnp_t *)p;
-    acc->queues += s->nchain + s->npq + (s->wild != NULL);
+    acc->queues += s->nchain + s->npartners + (s->wild != NULL);
 }
 
 /* pnp.partners and pnp.levels (vm_pnp_stat_keys). */
-static int pnp_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
+static int pnp_stat(const vm_side_t *p, const char *key, uint32_t arg, void *out)
 {
     const vm_pnp_t *s = (const vm_pnp_t *)p;
     (void)arg;
     if (strcmp(key, "pnp.partners") == 0)
-        *(uint64_t *)out += s->npq;
+        *(uint64_t *)out += s->npartners;
     else if (strcmp(key, "pnp.levels") == 0)
         *(uint64_t *)out += s->rounds;
     else

@@ -28,7 +28,7 @@ extern const vm_policy_t vm_pnp_policy, vm_pnp_static_policy;
 
 /* A side of policy=pnp with at most floor(cap * sqrt(nprocs)) partners instead of pnp.cap's
  * bound (policy=unified's unified.kp).  Same returns as the policy's create. */
-int vm_pnp_create_capped(vm_env_t *env, int side, uint32_t cap, vm_pq_t **out);
+int vm_pnp_create_capped(vm_env_t *env, int side, uint32_t cap, vm_side_t **out);
 
 /* The metrics' names by enum vm_pnp_metric, NULL-terminated. */
 extern const char *const vm_pnp_metric_words[];

@@ -8,22 +8,22 @@
 
 extern const vm_module_t vm_pnp_module;
 
-/* A partner: its source key + 1 (0: a free slot), its queue in pq[] and the last chain index
- * its searches walk. */
+/* A partner: its source key + 1 (0: a free slot), its queue in partner[] and the last chain
+ * index its searches walk. */
 typedef struct vm_pnp_slot {
     uint64_t key;
     uint32_t queue, last;
 } vm_pnp_slot_t;
 
 typedef struct vm_pnp {
-    vm_pq_t base;
+    vm_side_t base;
     const vm_pnp_config_t *pc; /* the pnp.* keys */
     int is_static;
     vm_source_key_t key; /* what a source key is made of (key.care: a care mask covering
                             it is keyed) */
-    vm_queue_t **chain, **pq, *wild;
+    vm_queue_t **chain, **partner, *wild;
     vm_queue_t *newest; /* chain[nchain - 1] */
-    uint32_t nchain, npq, chain_cap, pq_cap;
+    uint32_t nchain, npartners, chain_cap, partner_cap;
     uint32_t rounds; /* extraction rounds that took partners (levels, without pnp.move) */
     /* Bit c: chain[c] is closed (c < nchain - 1) and may hold entries.  Closed queues only
      * drain, so a search clears the bit of one it finds empty and never looks at it again. */

@@ -50,9 +50,9 @@ static int load_partners(vm_pnp_t *s, const vm_profile_t *prof)
         rc = vm_phash_build(&s->ph, mem, keys, vals, m);
     }
     if (rc == VMATCH_OK)
-        rc = vm_pnp_grow(mem, &s->pq, &s->pq_cap, (uint32_t)m);
-    for (; rc == VMATCH_OK && s->npq < m; s->npq++)
-        rc = vm_pnp_add_queue(s, s->pq, s->npq);
+        rc = vm_pnp_grow(mem, &s->partner, &s->partner_cap, (uint32_t)m);
+    for (; rc == VMATCH_OK && s->npartners < m; s->npartners++)
+        rc = vm_pnp_add_queue(s, s->partner, s->npartners);
     vm_mem_free(mem, counts, bytes ? bytes : 1);
     return rc;
 }

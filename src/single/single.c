@@ -4,16 +4,16 @@
 extern const vm_policy_t vm_single_policy;
 
 typedef struct vm_single {
-    vm_pq_t base;
+    vm_side_t base;
     vm_queue_t *q;
 } vm_single_t;
 
-static int single_create(vm_env_t *env, int side, vm_pq_t **out)
+static int single_create(vm_env_t *env, int side, vm_side_t **out)
 {
     vm_single_t *s = vm_mem_alloc(&env->mem, sizeof *s);
     if (!s)
         return VMATCH_ENOMEM;
-    s->base = (vm_pq_t){.ops = &vm_single_policy, .env = env, .side = side};
+    s->base = (vm_side_t){.ops = &vm_single_policy, .env = env, .side = side};
     int rc = env->cfg->storage->create(env, side, &s->q);
     if (rc < 0) {
         vm_mem_free(&env->mem, s, sizeof *s);
@@ -25,14 +25,14 @@ static int single_create(vm_env_t *env, int side, vm_pq_t **out)
     return VMATCH_OK;
 }
 
-static void single_destroy(vm_pq_t *p)
+static void single_destroy(vm_side_t *p)
 {
     vm_single_t *s = (vm_single_t *)p;
     s->q->ops->destroy(s->q);
     vm_mem_free(&p->env->mem, s, sizeof *s);
 }
 
-static int single_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+static int single_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                          void *payload, uint64_t seq)
 {
     (void)cls;
@@ -40,14 +40,14 @@ static int single_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
     return q->ops->append(q, bits, care, payload, seq);
 }
 
-static int single_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+static int single_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                         int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
     return vm_queue_match(((vm_single_t *)p)->q, key, keycare, remove, payload, inspected);
 }
 
-static int single_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+static int single_remove_payload(vm_side_t *p, const void *payload, uint64_t *inspected)
 {
     vm_queue_t *q = ((vm_single_t *)p)->q;
     vm_hit_t hit;
@@ -57,7 +57,7 @@ static int single_remove_payload(vm_pq_t *p, const void *payload, uint64_t *insp
     return 1;
 }
 
-static void single_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+static void single_stats(const vm_side_t *p, vmatch_stats_t *acc)
 {
     (void)p;
     acc->queues += 1;

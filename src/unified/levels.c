@@ -60,14 +60,14 @@ static void finish_profile(vm_unified_t *s, vm_unified_class_t *c)
  * class still profiling ends too (a cancel may have taken its last entry unseen). */
 static void left_pq(vm_unified_t *s, vm_unified_class_t *c)
 {
-    if (c && c->in_pq && --c->in_pq == 0 && c->state == UN_PROFILING)
+    if (c && c->in_profq && --c->in_profq == 0 && c->state == UN_PROFILING)
         finish_profile(s, c);
-    if (s->pq->len || !s->profiling)
+    if (s->profq->len || !s->profiling)
         return;
     for (uint32_t i = 0; i < s->ncls; i++) {
         if (s->cls[i].state == UN_PROFILING)
             finish_profile(s, &s->cls[i]);
-        s->cls[i].in_pq = 0;
+        s->cls[i].in_profq = 0;
     }
 }
 
@@ -201,16 +201,17 @@ static __attribute__((noinline)) int append_other(vm_unified_t *s, vmatch_bits_t
             return rc;
         }
     }
-    int rc = vm_queue_append_new(s->base.env, s->base.side, &s->pq, bits, care, payload, seq);
+    int rc =
+        vm_queue_append_new(s->base.env, s->base.side, &s->profq, bits, care, payload, seq);
     if (rc < 0 || !c)
         return rc;
-    c->in_pq++;
+    c->in_profq++;
     if (c->state == UN_NEW) {
         c->state = UN_PROFILING;
         s->profiling++;
     }
     if (c->state == UN_PROFILING) {
-        c->peak = c->in_pq > c->peak ? c->in_pq : c->peak;
+        c->peak = c->in_profq > c->peak ? c->in_profq : c->peak;
         /* Calls that overlap (peers running ahead) may never leave the queue empty: a call
          * at one rank appends about comm_size entries at most, so that many end it too. */
         uint32_t n = cls <= s->base.env->nclasses ? s->base.env->classes[cls - 1].comm_size : 0;
@@ -228,9 +229,9 @@ static __attribute__((noinline)) int match_pq(vm_unified_t *s, vmatch_bits_t key
     vm_unified_class_t *c = cls < s->ncls ? &s->cls[cls] : NULL;
     if (!c && cls < VM_UNIFIED_MAX_CLASSES)
         return 0; /* never queued on this side */
-    if (s->pq && (!c || c->in_pq)) {
+    if (s->profq && (!c || c->in_profq)) {
         uint64_t before = *inspected;
-        int found = vm_queue_match(s->pq, key, keycare, remove, payload, inspected);
+        int found = vm_queue_match(s->profq, key, keycare, remove, payload, inspected);
         if (c && c->state == UN_PROFILING) {
             c->searches++;
             c->inspected += *inspected - before;
@@ -266,7 +267,7 @@ static inline int coll_match(vm_unified_t *s, vmatch_bits_t key, vmatch_bits_t k
                              uint32_t cls, int remove, void **payload, uint64_t *inspected)
 {
     vm_unified_class_t *c = cls < s->ncls ? &s->cls[cls] : NULL;
-    if (!c || c->in_pq)
+    if (!c || c->in_profq)
         return match_pq(s, key, keycare, cls, remove, payload, inspected);
     vm_unified_group_t *g = c->group;
     for (uint32_t i = 0; g && i < g->nlevels; i++)
@@ -321,7 +322,7 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
     const vm_unified_class_t *cs = cls < s->ncls ? &s->cls[cls] : NULL;
     if (s->base.len && cs && cs->state != UN_NEW) { /* NEW: none of its entries */
         vm_unified_group_t *g = cs->group;
-        if (!g || cs->in_pq)
+        if (!g || cs->in_profq)
             return exchange_any(s, q, bits, care, payload, c);
         for (uint32_t i = 0; i < g->nlevels; i++) {
             vm_unified_level_t *l = &g->level[i];
@@ -353,8 +354,8 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
 int vm_unified_remove(vm_unified_t *s, const void *payload, uint64_t *inspected)
 {
     vm_hit_t hit;
-    if (s->pq && s->pq->ops->find_payload(s->pq, payload, &hit, inspected)) {
-        s->pq->ops->remove(s->pq, &hit);
+    if (s->profq && s->profq->ops->find_payload(s->profq, payload, &hit, inspected)) {
+        s->profq->ops->remove(s->profq, &hit);
         left_pq(s, NULL);
         return 1;
     }

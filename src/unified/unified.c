@@ -12,25 +12,25 @@
 
 extern const vm_policy_t vm_unified_policy;
 
-static vm_unified_t *of(vm_pq_t *p)
+static vm_unified_t *of(vm_side_t *p)
 {
     return (vm_unified_t *)p;
 }
 
-static void unified_destroy(vm_pq_t *p)
+static void unified_destroy(vm_side_t *p)
 {
     vm_unified_t *s = of(p);
     vm_mem_t *mem = &p->env->mem;
     if (s->p2p)
         s->p2p->ops->destroy(s->p2p);
-    if (s->pq)
-        s->pq->ops->destroy(s->pq);
+    if (s->profq)
+        s->profq->ops->destroy(s->profq);
     vm_unified_free_levels(s);
     vm_mem_free(mem, s->cls, s->ncls * sizeof *s->cls);
     vm_mem_free(mem, s, sizeof *s);
 }
 
-static int unified_create(vm_env_t *env, int side, vm_pq_t **out)
+static int unified_create(vm_env_t *env, int side, vm_side_t **out)
 {
     const vm_config_t *cfg = env->cfg;
     const vm_unified_config_t *uc = vm_module_cfg(cfg, &vm_unified_module);
@@ -40,7 +40,7 @@ static int unified_create(vm_env_t *env, int side, vm_pq_t **out)
     vm_unified_t *s = vm_mem_calloc(&env->mem, sizeof *s);
     if (!s)
         return VMATCH_ENOMEM;
-    s->base = (vm_pq_t){.ops = &vm_unified_policy, .env = env, .side = side};
+    s->base = (vm_side_t){.ops = &vm_unified_policy, .env = env, .side = side};
     s->cap = (uint32_t)vm_isqrt((uint64_t)uc->kc * uc->kc * cfg->nprocs);
     s->src_shift = cfg->src_shift; /* where the layout puts the source field */
     s->src_mask = cfg->src_bits >= 64 ? ~0ull : (1ull << cfg->src_bits) - 1;
@@ -58,49 +58,50 @@ static int unified_create(vm_env_t *env, int side, vm_pq_t **out)
     return VMATCH_OK;
 }
 
-static int unified_append(vm_pq_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+static int unified_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
                           void *payload, uint64_t seq)
 {
     vm_unified_t *s = of(p);
     if (!cls) {
         vm_call_t c = {.seq = seq};
-        return vm_pq_append(s->p2p, bits, care, payload, &c);
+        return vm_side_append(s->p2p, bits, care, payload, &c);
     }
     return vm_unified_append(s, bits, care, cls, payload, seq);
 }
 
-static int unified_match(vm_pq_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
+static int unified_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                          int remove, void **payload, uint64_t *inspected)
 {
     vm_unified_t *s = of(p);
     if (!cls)
-        return vm_pq_match(s->p2p, key, keycare, 0, remove, payload, inspected);
+        return vm_side_match(s->p2p, key, keycare, 0, remove, payload, inspected);
     return vm_unified_match(s, key, keycare, cls, remove, payload, inspected);
 }
 
 /* Point-to-point traffic takes the exchange of its structure (which counts on its sides),
  * collective traffic levels.c's (which counts nothing). */
-static int unified_exchange(vm_pq_t *sp, vm_pq_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                            void *payload, vm_call_t *c)
+static int unified_exchange(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits,
+                            vmatch_bits_t care, void *payload, vm_call_t *c)
 {
     int rc = c->cls ? vm_unified_exchange(of(sp), of(qp), bits, care, payload, c)
-                    : vm_pq_exchange(of(sp)->p2p, of(qp)->p2p, bits, care, payload, c);
-    return vm_pq_counted(sp, qp, rc);
+                    : vm_side_exchange(of(sp)->p2p, of(qp)->p2p, bits, care, payload, c);
+    return vm_side_counted(sp, qp, rc);
 }
 
-static int unified_remove_payload(vm_pq_t *p, const void *payload, uint64_t *inspected)
+static int unified_remove_payload(vm_side_t *p, const void *payload, uint64_t *inspected)
 {
     vm_unified_t *s = of(p);
-    return vm_pq_remove(s->p2p, payload, inspected) || vm_unified_remove(s, payload, inspected);
+    return vm_side_remove(s->p2p, payload, inspected) ||
+           vm_unified_remove(s, payload, inspected);
 }
 
 /* Queues made now (the profiling queue, level queues that hold entries) and the
  * point-to-point structure's. */
-static void unified_stats(const vm_pq_t *p, vmatch_stats_t *acc)
+static void unified_stats(const vm_side_t *p, vmatch_stats_t *acc)
 {
     const vm_unified_t *s = (const vm_unified_t *)p;
     s->p2p->ops->stats(s->p2p, acc);
-    acc->queues += s->pq != NULL;
+    acc->queues += s->profq != NULL;
     for (uint32_t gi = 0; gi < s->ngroups; gi++) {
         const vm_unified_group_t *g = s->groups[gi];
         for (uint32_t li = 0; li < g->nlevels; li++)
@@ -109,7 +110,7 @@ static void unified_stats(const vm_pq_t *p, vmatch_stats_t *acc)
 }
 
 /* This side's part of vmatch_class_stats_t for class cls. */
-static void class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *out)
+static void class_stats(const vm_side_t *p, uint32_t cls, vmatch_class_stats_t *out)
 {
     const vm_unified_t *s = (const vm_unified_t *)p;
     int side = p->side;
@@ -118,7 +119,7 @@ static void class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *ou
     out->p2p_queues[side] = p2p.queues;
     out->coll_queues[side] = s->queues;
     out->coll_cap[side] = s->cap;
-    out->profiling[side] = s->pq ? s->pq->len : 0;
+    out->profiling[side] = s->profq ? s->profq->len : 0;
     const vm_env_t *env = p->env;
     if (cls && cls <= env->nclasses)
         out->op = env->classes[cls - 1].op;
@@ -136,7 +137,7 @@ static void class_stats(const vm_pq_t *p, uint32_t cls, vmatch_class_stats_t *ou
 
 /* unified.levels and unified.class (unified_stat_keys); any other key goes to the
  * point-to-point structure's policy (pnp.partners with unified.p2p=pnp). */
-static int unified_stat(const vm_pq_t *p, const char *key, uint32_t arg, void *out)
+static int unified_stat(const vm_side_t *p, const char *key, uint32_t arg, void *out)
 {
     const vm_unified_t *s = (const vm_unified_t *)p;
     if (strcmp(key, "unified.levels") == 0) {

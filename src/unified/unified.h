@@ -53,7 +53,7 @@ typedef struct vm_unified_class {
     struct vm_unified_group *group; /* its operation's levels; NULL before it is placed */
     uint8_t state;                  /* enum vm_unified_state */
     uint32_t wanted;                /* queues its profile asks for */
-    uint64_t in_pq;     /* its entries in the profiling queue (never fewer than there are) */
+    uint64_t in_profq;  /* its entries in the profiling queue (never fewer than there are) */
     uint64_t searches;  /* while profiling: searches of it in the profiling queue, */
     uint64_t inspected; /* the entries they compared, */
     uint64_t peak;      /* the most of its entries the queue held at once, */
@@ -88,9 +88,9 @@ typedef struct vm_unified_group {
 } vm_unified_group_t;
 
 typedef struct vm_unified {
-    vm_pq_t base;
-    vm_pq_t *p2p;
-    vm_queue_t *pq; /* the profiling queue, made by its first entry */
+    vm_side_t base;
+    vm_side_t *p2p;
+    vm_queue_t *profq; /* the profiling queue, made by its first entry */
     vm_unified_class_t *cls;
     uint32_t ncls; /* entries of cls[] (index = class id) */
     vm_unified_group_t **groups;
