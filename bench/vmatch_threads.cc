@@ -1,6 +1,6 @@
 // vmatch_threads.cc -- the threads section of scripts/bench: matches per second of one
 // engine called from 1, 2, 4 and 8 threads, threads=mutex (one pthread mutex) against
-// threads=multi (the lock-free inbox), on short and long queues; threads=single with one
+// threads=multi (the lock-free inbox), on short and long queues; threads=off with one
 // thread is the reference.
 //
 // Two shapes.  mixed: each thread owns a source (so no thread matches another's traffic) and

@@ -21,7 +21,7 @@
  *   to pick a queue, never to match differently.
  *
  * Threads (spec key threads=, docs/threads.md)
- *   threads=single (the default): an engine is not thread-safe; serialize calls on one
+ *   threads=off (the default): an engine is not thread-safe; serialize calls on one
  *   engine (MPICH holds the VCI lock around its receive queues).  It pays nothing for the
  *   other modes.  Different engines are independent.
  *   threads=mutex: every call may come from any thread; one mutex serializes them.  Results

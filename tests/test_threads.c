@@ -2,7 +2,7 @@
  * (order, the double buffer's wrap-around, a full buffer), a multi engine whose inbox fills
  * while a test holds the engine (deferred arrivals, the callback, the fallback of a full
  * inbox), the spec keys and API calls, and test_diff's random operation streams on threaded
- * engines (one thread: every result must be single's, statistics included), and the split
+ * engines (one thread: every result must be threads=off's, statistics included), and the split
  * calls from several threads at once.
  * test_threads_stress checks many threads at once. */
 #define _POSIX_C_SOURCE 200809L
@@ -206,9 +206,9 @@ static void test_api(void)
 {
     vmatch_engine_t *e;
     CHECK_EQ(vmatch_create("threads=many", &e), VMATCH_EINVAL);
-    CHECK(strstr(vmatch_last_error(), "single, mutex or multi") != NULL);
+    CHECK(strstr(vmatch_last_error(), "off, mutex or multi") != NULL);
     CHECK_EQ(vmatch_create("threads.inbox=0", &e), VMATCH_EINVAL);
-    const char *modes[] = {"threads=single", "threads=mutex", "threads=multi threads.inbox=7"};
+    const char *modes[] = {"threads=off", "threads=mutex", "threads=multi threads.inbox=7"};
     for (int m = 0; m < 3; m++) {
         REQUIRE(vmatch_create(modes[m], &e) == VMATCH_OK);
         CHECK(strstr(vmatch_describe(e), modes[m]) != NULL);
@@ -227,7 +227,7 @@ static void test_api(void)
     CHECK_EQ(vmatch_progress(NULL), VMATCH_EINVAL);
     /* The inbox counts in the engine's bytes. */
     vmatch_stats_t a, b;
-    REQUIRE(vmatch_create("threads=single", &e) == VMATCH_OK);
+    REQUIRE(vmatch_create("threads=off", &e) == VMATCH_OK);
     vmatch_stats(e, &a);
     vmatch_destroy(e);
     REQUIRE(vmatch_create("threads=multi threads.inbox=1024", &e) == VMATCH_OK);

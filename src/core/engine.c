@@ -103,8 +103,8 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     vm_spec_describe(&e->cfg, e->describe, e->describe_bytes);
     e->exchange = cfg.policy->exchange;
     e->calls = e->exchange && !cfg.profile_record ? calls_exchange : calls_plain;
-    e->fast = cfg.threads == VM_THREADS_SINGLE && !cfg.profile_record ? e->exchange : NULL;
-    if (cfg.threads != VM_THREADS_SINGLE) {
+    e->fast = cfg.threads == VM_THREADS_OFF && !cfg.profile_record ? e->exchange : NULL;
+    if (cfg.threads != VM_THREADS_OFF) {
         rc = vm_threads_create(e);
         if (rc < 0) {
             vmatch_destroy(e);

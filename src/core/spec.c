@@ -250,7 +250,7 @@ static void place_fields(vm_config_t *c)
     c->ctx_shift = c->ctx_bits ? c->tag_bits + c->src_bits : 0;
 }
 
-static const char *const threads_words[] = {"single", "mutex", "multi", NULL};
+static const char *const threads_words[] = {"off", "mutex", "multi", NULL};
 
 #define CORE(field)  offsetof(vm_config_t, field)
 #define CUSTOM(name) .parse = parse_##name, .print = print_##name, .values = values_##name
@@ -283,7 +283,7 @@ static const vm_key_t core_keys[] = {
     {"profile", VM_KEY_CUSTOM, CUSTOM(profile),
      .help = "profile file read by the policies that take one"},
     {"threads", VM_KEY_WORD, CORE(threads), .words = threads_words,
-     .help = "who may call: `single` one thread at a time, `mutex` any thread (one lock), "
+     .help = "who may call: `off` one thread at a time, `mutex` any thread (one lock), "
              "`multi` any thread, arrivals through a lock-free inbox (docs/threads.md)"},
     {"threads.inbox", VM_KEY_UINT, CORE(inbox), 1, 1u << 20,
      .help = "`threads=multi`: slots of each of the inbox's two buffers; an arrival that "

@@ -1,6 +1,6 @@
 /* threads.h -- engines called from many threads (spec key threads=, docs/threads.md).
  *
- * threads=single costs nothing: its engines never reach this file.  threads=mutex puts one
+ * threads=off costs nothing: its engines never reach this file.  threads=mutex puts one
  * pthread mutex around every call.  threads=multi lets arrivals that find the engine busy
  * leave themselves in a lock-free multi-producer inbox (below), which whoever holds the
  * engine next drains in order before its own operation; posts, probes, cancels and removals
@@ -18,7 +18,7 @@
 
 struct vm_side;
 
-enum vm_threads_mode { VM_THREADS_SINGLE = 0, VM_THREADS_MUTEX = 1, VM_THREADS_MULTI = 2 };
+enum vm_threads_mode { VM_THREADS_OFF = 0, VM_THREADS_MUTEX = 1, VM_THREADS_MULTI = 2 };
 
 /* ---- the inbox: one consumer, many producers (Rüfenacht 2020, chapter 6, Algorithms 10
  * and 11) ---- */

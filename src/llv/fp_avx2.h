@@ -26,9 +26,9 @@ VM_AVX2 static inline void vm_fp_avx2_init(vm_fp_avx2_t *c, const vm_llv_probe_t
 }
 
 /* True when a fingerprint of the n groups at fp (four vectors of 16 each) equals that of a
- * class in cls.  One test for all of them.  The walk's `any` compare (walk.h) of a kernel
+ * class in fpc.  One test for all of them.  The walk's `any` compare (walk.h) of a kernel
  * whose context starts with its vm_fp_avx2_t, ctx. */
-VM_AVX2 static inline int vm_fp_any_avx2(const void *ctx, const uint16_t *fp, unsigned cls,
+VM_AVX2 static inline int vm_fp_any_avx2(const void *ctx, const uint16_t *fp, unsigned fpc,
                                          unsigned n)
 {
     const vm_fp_avx2_t *c = ctx;
@@ -38,7 +38,7 @@ VM_AVX2 static inline int vm_fp_any_avx2(const void *ctx, const uint16_t *fp, un
         __m256i v0 = _mm256_load_si256(v + j), v1 = _mm256_load_si256(v + j + 1);
         __m256i v2 = _mm256_load_si256(v + j + 2), v3 = _mm256_load_si256(v + j + 3);
         for (unsigned k = 0; k < VM_LLV_CLASSES; k++) {
-            if (!(cls >> k & 1))
+            if (!(fpc >> k & 1))
                 continue;
             __m256i a = _mm256_or_si256(_mm256_cmpeq_epi16(v0, c->f[k]),
                                         _mm256_cmpeq_epi16(v1, c->f[k]));
@@ -61,17 +61,17 @@ VM_AVX2 static inline uint32_t vm_fp_mask32_avx2(const __m256i *v, __m256i f)
     return (uint32_t)_mm256_movemask_epi8(p);
 }
 
-/* Bit s for each slot of the group at fp whose fingerprint equals that of a class in cls.
+/* Bit s for each slot of the group at fp whose fingerprint equals that of a class in fpc.
  * The walk's `mask` compare (walk.h) of a kernel whose context starts with its vm_fp_avx2_t,
  * ctx. */
 VM_AVX2 static inline uint64_t vm_fp_mask_avx2(const void *ctx, const uint16_t *fp,
-                                               unsigned cls)
+                                               unsigned fpc)
 {
     const vm_fp_avx2_t *c = ctx;
     const __m256i *v = (const __m256i *)fp;
     uint64_t m = 0;
     for (unsigned k = 0; k < VM_LLV_CLASSES; k++)
-        if (cls >> k & 1)
+        if (fpc >> k & 1)
             m |= vm_fp_mask32_avx2(v, c->f[k]) | (uint64_t)vm_fp_mask32_avx2(v + 2, c->f[k])
                                                      << 32;
     return m;

@@ -40,26 +40,26 @@ typedef struct scalar_ctx {
 } scalar_ctx_t;
 
 /* vm_llv_any_fn: 16 word operations per group and class. */
-static int any(const void *ctx, const uint16_t *fp, unsigned cls, unsigned n)
+static int any(const void *ctx, const uint16_t *fp, unsigned fpc, unsigned n)
 {
     const scalar_ctx_t *c = ctx;
     uint64_t acc = 0;
     for (unsigned k = 0; k < VM_LLV_CLASSES; k++)
-        if (cls >> k & 1)
+        if (fpc >> k & 1)
             for (unsigned j = 0; j < n * VM_LLV_GROUP / 4; j++)
                 acc |= zero_halves(fp_word(fp, j) ^ c->f4[k]);
     return acc != 0;
 }
 
 /* vm_llv_mask_fn */
-static uint64_t mask(const void *ctx, const uint16_t *fp, unsigned cls)
+static uint64_t mask(const void *ctx, const uint16_t *fp, unsigned fpc)
 {
     const scalar_ctx_t *c = ctx;
     uint64_t m = 0;
     for (unsigned j = 0; j < VM_LLV_GROUP / 4; j++) {
         uint64_t w = fp_word(fp, j), z = 0;
         for (unsigned k = 0; k < VM_LLV_CLASSES; k++)
-            if (cls >> k & 1)
+            if (fpc >> k & 1)
                 z |= zero_halves(w ^ c->f4[k]);
         m |= ((z >> 15) * GATHER4 >> 45 & 0xF) << (4 * j);
     }

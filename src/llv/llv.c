@@ -54,8 +54,8 @@ static void llv_destroy(vm_queue_t *q)
 {
     vm_llv_t *l = (vm_llv_t *)q;
     vm_llv_drop_all(l);
-    if (l->cls)
-        vm_mem_free(&q->env->mem, l->cls, sizeof *l->cls);
+    if (l->fpc)
+        vm_mem_free(&q->env->mem, l->fpc, sizeof *l->fpc);
     vm_mem_free(&q->env->mem, l, sizeof *l);
 }
 
@@ -67,9 +67,9 @@ static void llv_destroy(vm_queue_t *q)
  * gets a wild bit: slower to search, never wrong). */
 static int llv_class_of(vm_llv_t *l, uint64_t care)
 {
-    vm_llv_classes_t *c = l->cls;
+    vm_llv_classes_t *c = l->fpc;
     if (!c) {
-        c = l->cls = vm_mem_calloc(&l->base.env->mem, sizeof *c);
+        c = l->fpc = vm_mem_calloc(&l->base.env->mem, sizeof *c);
         if (!c)
             return -1;
         c->care[0] = ~(uint64_t)0;
@@ -97,7 +97,7 @@ VM_LLV_COLD static uint64_t llv_book_wild(vm_llv_t *l, vm_llv_block_t *b, uint32
         b->wild++;
         return bits;
     }
-    l->cls->live[k]++;
+    l->fpc->live[k]++;
     b->classes |= 1u << k;
     return bits & care;
 }
@@ -113,7 +113,7 @@ VM_LLV_COLD static void llv_forget_wild(vm_llv_t *l, vm_llv_block_t *b, uint32_t
         b->wild--;
         return;
     }
-    vm_llv_classes_t *c = l->cls; /* it has a class, so the table exists */
+    vm_llv_classes_t *c = l->fpc; /* it has a class, so the table exists */
     int k = VM_LLV_CLASSES - 1;
     while (k > 1 && !(c->live[k] && c->care[k] == care))
         k--;
@@ -274,7 +274,7 @@ __attribute__((noinline)) static int llv_search(vm_llv_t *l, vmatch_bits_t key,
     int found;
     if (prq || keycare == ~(vmatch_bits_t)0) {
         vm_llv_probe_t p = {.key = key, .classes = 1, .fp = {vm_llv_fp(key)}};
-        const vm_llv_classes_t *c = prq ? l->cls : NULL;
+        const vm_llv_classes_t *c = prq ? l->fpc : NULL;
         for (int k = 1; c && k < VM_LLV_CLASSES; k++) {
             if (c->live[k]) {
                 p.classes |= 1u << k;

@@ -13,7 +13,8 @@
  * A search compares fingerprints first, 16 or 32 slots per instruction, and verifies each
  * candidate against bits[] (and care[]) of the same block, never through a pointer.
  *
- * Fingerprint classes.  An exact entry's fingerprint is that of its bits (class 0).  A
+ * Fingerprint classes (`fpc` in the code; unrelated to the collective class of the API).
+ * An exact entry's fingerprint is that of its bits (class 0).  A
  * wildcard receive matches on bits & care only, so its fingerprint is that of bits & care,
  * and a search for message bits m compares it with the fingerprint of m & care.  That works
  * when the search knows the care masks: each PRQ queue keeps a small table of them (MPI has
@@ -236,7 +237,7 @@ typedef struct vm_llv {
     vm_queue_t base;
     vm_list_t blocks; /* of vm_llv_block_t; an empty queue holds none but a kept one */
     const vm_llv_kernel_t *kern;
-    vm_llv_classes_t *cls;          /* NULL until the first wildcard receive */
+    vm_llv_classes_t *fpc;          /* NULL until the first wildcard receive */
     uint32_t large;                 /* llv.block */
     uint8_t pool_first, pool_large; /* env->pools of first and llv.block blocks */
 } vm_llv_t;

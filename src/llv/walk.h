@@ -16,14 +16,14 @@
 /* The compares a kernel supplies.  ctx is the kernel's own state (its broadcasts of the
  * probe); fp, lane, bits and care point at the first slot of a group.
  *   any:   1 when a fingerprint of the n groups from fp (n is 1 or 2, a constant once
- *          inlined) equals that of a class in cls (a bit set), dead slots included;
- *   mask:  the slots whose fingerprint equals that of a class in cls, dead slots included;
+ *          inlined) equals that of a class in fpc (a bit set), dead slots included;
+ *   mask:  the slots whose fingerprint equals that of a class in fpc, dead slots included;
  *   wild:  the first slot of want, in order, with ((key ^ bits) & care) == 0, or
  *          VM_LLV_GROUP;
  *   first: the first slot of want, in order, whose lane value v has ((v ^ key) & care) == 0
  *          (find_masked), or VM_LLV_GROUP. */
-typedef int (*vm_llv_any_fn)(const void *ctx, const uint16_t *fp, unsigned cls, unsigned n);
-typedef uint64_t (*vm_llv_mask_fn)(const void *ctx, const uint16_t *fp, unsigned cls);
+typedef int (*vm_llv_any_fn)(const void *ctx, const uint16_t *fp, unsigned fpc, unsigned n);
+typedef uint64_t (*vm_llv_mask_fn)(const void *ctx, const uint16_t *fp, unsigned fpc);
 typedef uint32_t (*vm_llv_wild_fn)(const void *ctx, const uint64_t *bits, const uint64_t *care,
                                    uint64_t want);
 typedef uint32_t (*vm_llv_first_fn)(const void *ctx, const uint64_t *lane, uint64_t want);
@@ -77,11 +77,11 @@ VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_probe_t *p, co
         const uint16_t *fp = vm_llv_fps(b);
         const uint64_t *bits = vm_llv_bits(b), *wmap = vm_llv_wild(b);
         const uint64_t *care = vm_llv_care(b);
-        unsigned cls = b->classes & p->classes;
+        unsigned fpc = b->classes & p->classes;
         uint32_t r = b->start, end = vm_llv_end(b);
         if (b->blk.link.next) /* its header and first fingerprints, while this is searched */
             vm_llv_prefetch(vm_llv_next(b), (size_t)((const char *)fp - (const char *)b));
-        if (!wmap && cls == 1) {
+        if (!wmap && fpc == 1) {
             /* The common block, exact entries only: one test per two groups, and the bitmap
              * is read only when a group has a candidate (dead slots are filtered then). */
             while (r < end) {
@@ -108,7 +108,7 @@ VM_LLV_INLINE int vm_llv_walk_key(vm_llv_block_t *b, const vm_llv_probe_t *p, co
                 size_t o = (size_t)r * VM_LLV_GROUP;
                 uint64_t w = wmap ? wmap[r] : 0;
                 uint64_t cand =
-                    any(ctx, fp + o, cls, 1) ? mask(ctx, fp + o, cls) & live & ~w : 0;
+                    any(ctx, fp + o, fpc, 1) ? mask(ctx, fp + o, fpc) & live & ~w : 0;
                 if (!cand && !w)
                     continue;
                 uint32_t pw = w ? wild(ctx, bits + o, care + o, w) : VM_LLV_GROUP;
