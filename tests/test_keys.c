@@ -79,7 +79,8 @@ static int readme(const char *path, const doc_table_t *t, int write)
     } else if (!same) {
         fprintf(stderr,
                 "%s: the %s differs from the code's tables; regenerate it with "
-                "`test_keys --write README.md docs/statistics.md` (build/*/tests/).  The code's table:\n%s",
+                "`test_keys --write README.md docs/statistics.md` (build/*/tests/).  The "
+                "code's table:\n%s",
                 path, t->what, gen);
     }
     CHECK(same || write);
