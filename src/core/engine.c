@@ -25,18 +25,6 @@ static uint64_t field_mask(unsigned bits)
     return bits >= 64 ? ~0ull : (1ull << bits) - 1;
 }
 
-vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size)
-{
-    size_t rounded = (obj_size + 15) & ~(size_t)15;
-    for (unsigned i = 0; i < env->npools; i++)
-        if (env->pools[i].obj_size == rounded)
-            return &env->pools[i];
-    if (env->npools == VM_MAX_POOLS)
-        return NULL;
-    vm_pool_init(&env->pools[env->npools], &env->mem, obj_size);
-    return &env->pools[env->npools++];
-}
-
 void vmatch_destroy(vmatch_engine_t *e)
 {
     if (!e)

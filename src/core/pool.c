@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "pool.h"
 #include "error.h"
+#include "queue.h"
 #include "vmatch.h"
 
 #include <stdlib.h>
@@ -395,4 +396,18 @@ void vm_pool_put(vm_pool_t *p, void *obj)
         return;
     }
     pool_put_slow(p, obj);
+}
+
+/* The env's pools by object size (queue.h): what the storages allocate their nodes and
+ * blocks from. */
+vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size)
+{
+    size_t rounded = (obj_size + 15) & ~(size_t)15;
+    for (unsigned i = 0; i < env->npools; i++)
+        if (env->pools[i].obj_size == rounded)
+            return &env->pools[i];
+    if (env->npools == VM_MAX_POOLS)
+        return NULL;
+    vm_pool_init(&env->pools[env->npools], &env->mem, obj_size);
+    return &env->pools[env->npools++];
 }
