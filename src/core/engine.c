@@ -115,9 +115,9 @@ const char *vmatch_kernel(const vmatch_engine_t *e)
 
 /* ---- the single-threaded calls (vm_calls_t) ---- */
 
-/* The call's part of e->call: one more sequence number (one for every post and arrival: a
- * call that matched or failed leaves a gap, which orders nothing differently), its class
- * and where a match goes. */
+/* The call's part of e->call: one more sequence number (for every call that may queue an
+ * entry: one that matched or failed leaves a gap, which orders nothing differently), its
+ * class and where a match goes. */
 static inline vm_call_t *begin(vmatch_engine_t *e, uint32_t cls, void **out)
 {
     e->call.seq++;
