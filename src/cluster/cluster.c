@@ -206,8 +206,8 @@ __attribute__((noinline)) static int exchange_slow(vm_side_t *sp, vm_side_t *qp,
  * match and append in between: a search of the other side's queue of the source when that
  * side holds entries and no wildcard receive waits there, then on a miss the append to the
  * source's queue on this side.  The rest is the generic exchange. */
-static int cluster_exchange(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits,
-                            vmatch_bits_t care, void *payload, vm_call_t *c)
+static int cluster_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, vm_side_t *sp,
+                            void *payload, vm_side_t *qp)
 {
     vm_cluster_t *s = (vm_cluster_t *)sp, *q = (vm_cluster_t *)qp;
     if (sp->len) {

@@ -135,7 +135,7 @@ static inline __attribute__((always_inline)) int exchange(vmatch_engine_t *e, in
                                                           void *payload, void **out)
 {
     e->searches++;
-    return e->exchange(e->side[!side], e->side[side], bits, care, payload, begin(e, cls, out));
+    return e->exchange(begin(e, cls, out), bits, care, e->side[!side], payload, e->side[side]);
 }
 
 static int post_exchange(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,

@@ -36,21 +36,23 @@ typedef struct vm_calls {
 } vm_calls_t;
 
 struct vmatch_engine {
-    vm_calls_t calls; /* first: each API call loads its entry at a fixed offset */
+    /* The call in progress (first: a pointer to the engine is one to it, which the policy's
+     * exchange takes as its first argument): its class, its entry's sequence number (the
+     * engine's, one more for every call that may queue), where a match goes, and every
+     * entry compared so far. */
+    vm_call_t call;
+    vm_calls_t calls;
     vm_config_t cfg;
     vm_packing_t packing;
     vm_env_t env;
     vm_side_t *side[2]; /* VM_PRQ, VM_UMQ; each counts its entries (vm_side_t.len) */
     /* The policy's exchange (vm_policy_t), NULL when it has none; fast: the same while the
      * API calls it directly (a single-threaded engine, profile.record off), else NULL. */
-    int (*exchange)(vm_side_t *, vm_side_t *, vmatch_bits_t, vmatch_bits_t, void *,
-                    vm_call_t *);
-    int (*fast)(vm_side_t *, vm_side_t *, vmatch_bits_t, vmatch_bits_t, void *, vm_call_t *);
-    /* The call in progress: its class, its entry's sequence number (the engine's, one more
-     * for every post and arrival), where a match goes, and every entry compared so far. */
-    vm_call_t call;
+    int (*exchange)(vm_call_t *, vmatch_bits_t, vmatch_bits_t, vm_side_t *, void *,
+                    vm_side_t *);
+    int (*fast)(vm_call_t *, vmatch_bits_t, vmatch_bits_t, vm_side_t *, void *, vm_side_t *);
     uint64_t searches;          /* searches made */
-    struct vm_threads *threads; /* threads=mutex or multi (threads.h); NULL for single */
+    struct vm_threads *threads; /* threads=mutex or multi (threads.h); NULL for threads=off */
     vm_prof_table_t prof;
     char *describe; /* vmatch_describe's text */
     size_t describe_bytes;

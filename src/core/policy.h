@@ -90,7 +90,7 @@ static inline int vm_side_exchange(vm_side_t *search, vm_side_t *queue, vmatch_b
                                    vmatch_bits_t care, void *payload, vm_call_t *c)
 {
     if (search->ops->exchange)
-        return search->ops->exchange(search, queue, bits, care, payload, c);
+        return search->ops->exchange(c, bits, care, search, payload, queue);
     return vm_exchange(search, queue, bits, care, payload, c);
 }
 

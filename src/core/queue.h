@@ -289,9 +289,12 @@ struct vm_policy {
      * both sides as they were.  Entries compared are added to call->inspected, and the
      * result is counted on the sides' len (vm_side_counted, policy.h).  The engine tail-calls
      * it for every post and arrival while profile.record is off, and returns its result as
-     * it is.  NULL: the engine takes vm_exchange's steps (policy.h). */
-    int (*exchange)(vm_side_t *search, vm_side_t *queue, vmatch_bits_t bits, vmatch_bits_t care,
-                    void *payload, vm_call_t *call);
+     * it is.  NULL: the engine takes vm_exchange's steps (policy.h).  The arguments come in
+     * the order in which vmatch_post already holds its own in registers (the engine, whose
+     * first member is its vm_call_t, then bits, care, ..., the payload), so that the
+     * engine's jump to it moves almost nothing. */
+    int (*exchange)(vm_call_t *call, vmatch_bits_t bits, vmatch_bits_t care, vm_side_t *search,
+                    void *payload, vm_side_t *queue);
     /* Remove the entry with this payload.  Returns 1, or 0 when there is none. */
     int (*remove_payload)(vm_side_t *p, const void *payload, uint64_t *inspected);
     /* Add this side's queues to acc->queues (the engine fills the other fields). */

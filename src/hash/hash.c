@@ -200,8 +200,8 @@ VM_HASH_COLD static int queue_slow(vm_side_t *qp, vmatch_bits_t bits, vmatch_bit
  * queued is the fast path, which calls nothing (every other case is a tail call with its
  * arguments): the bits mixed once for the other side's line and, when that holds no
  * match and has not overflowed, a free way of this side's line. */
-static int hash_exchange(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits, vmatch_bits_t care,
-                         void *payload, vm_call_t *c)
+static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, vm_side_t *sp,
+                         void *payload, vm_side_t *qp)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
     if (care != ~(vmatch_bits_t)0 || s->slow)

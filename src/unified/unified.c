@@ -80,8 +80,8 @@ static int unified_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare,
 
 /* Point-to-point traffic takes the exchange of its structure (which counts on its sides),
  * collective traffic levels.c's (which counts nothing). */
-static int unified_exchange(vm_side_t *sp, vm_side_t *qp, vmatch_bits_t bits,
-                            vmatch_bits_t care, void *payload, vm_call_t *c)
+static int unified_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, vm_side_t *sp,
+                            void *payload, vm_side_t *qp)
 {
     int rc = c->cls ? vm_unified_exchange(of(sp), of(qp), bits, care, payload, c)
                     : vm_side_exchange(of(sp)->p2p, of(qp)->p2p, bits, care, payload, c);
