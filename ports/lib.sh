@@ -93,9 +93,17 @@ build_vmatch() {
         rev=$(git -C "$repo" rev-parse --short "$rev")
     fi
     log "vmatch $rev -> $vm"
+    # git archive dates the files at their commit, so after another revision's build the
+    # objects can be newer than the sources and make would keep them (an older revision
+    # links the newer objects; going back fails with multiple definitions): a build
+    # directory per revision
+    if [ "$(cat "$work/vmatch-build/.vmatch-rev" 2>/dev/null)" != "$vsrc $rev" ]; then
+        rm -rf "$work/vmatch-build"
+    fi
     cmake -S "$vsrc" -B "$work/vmatch-build" -DCMAKE_BUILD_TYPE=Release \
         -DVMATCH_BUILD_TESTS=OFF -DVMATCH_BUILD_BENCH=OFF >/dev/null
     nice -n 19 cmake --build "$work/vmatch-build" -j "$jobs" >/dev/null
+    echo "$vsrc $rev" >"$work/vmatch-build/.vmatch-rev"
     # git archive dates every file at its commit, so each new revision would install
     # vmatch.h with a newer time even when it is unchanged, and make would recompile the
     # port's files that include it.  An unchanged header keeps its old time.
