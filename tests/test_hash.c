@@ -42,7 +42,7 @@ static int walk_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
                      uint64_t seq)
 {
     walk_t *w = arg;
-    uint32_t b = vm_hash_index(bits, w->h->nb);
+    uint32_t b = vm_hash_index(bits, w->h->base.nb);
     (void)payload;
     if (b >> VM_HASH_REGION_SHIFT != w->region || seq <= w->last[b] ||
         (w->h->base.side == VM_PRQ && care != ~(vmatch_bits_t)0))
@@ -59,40 +59,42 @@ static int walk_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
  * wildcard queue; a flat UMQ holds everything, its table nothing.  Returns 1 when whole. */
 static int whole(vm_hash_t *h)
 {
-    int ok = !h->slow == !(h->flat || h->cost || h->want_switch || (h->wild && h->wild->len));
-    if (!h->table)
-        return ok && h->len == (h->wild ? h->wild->len : 0) && !h->flat;
-    uint64_t *count = calloc(h->nb, sizeof *count), *last = calloc(h->nb, sizeof *last);
+    int ok =
+        !h->base.slow == !(h->flat || h->cost || h->want_switch || (h->wild && h->wild->len));
+    if (!h->base.table)
+        return ok && h->base.count == (h->wild ? h->wild->len : 0) && !h->flat;
+    uint64_t *count = calloc(h->base.nb, sizeof *count),
+             *last = calloc(h->base.nb, sizeof *last);
     REQUIRE(count && last);
     walk_t w = {.h = h, .count = count, .last = last};
     uint64_t n = 0, made = 0;
-    for (uint32_t i = 0; i < h->nb; i++) {
-        const vm_line_t *s = &h->table[i];
+    for (uint32_t i = 0; i < h->base.nb; i++) {
+        const vm_line_t *s = &h->base.table[i];
         for (int k = 0; k < VM_LINE_WAYS; k++) {
             if (!s->payload[k])
                 continue;
-            ok &= vm_hash_index(s->bits[k], h->nb) == i;
+            ok &= vm_hash_index(s->bits[k], h->base.nb) == i;
             last[i] = s->seq[k] > last[i] ? s->seq[k] : last[i];
             n++;
         }
     }
-    for (uint32_t r = 0; r < vm_hash_regions(h->nb); r++) {
+    for (uint32_t r = 0; r < vm_hash_regions(h->base.nb); r++) {
         if (!h->over[r])
             continue;
         made++;
         w.region = r;
         h->over[r]->ops->each(h->over[r], walk_over, &w);
     }
-    for (uint32_t i = 0; i < h->nb; i++)
-        ok &= count[i] == h->table[i].over;
+    for (uint32_t i = 0; i < h->base.nb; i++)
+        ok &= count[i] == h->base.table[i].over;
     ok &= !w.bad && made == h->nover;
     n += w.n;
     if (h->base.side == VM_PRQ)
         n += h->wild ? h->wild->len : 0;
     if (h->flat)
-        ok &= n == 0 && h->flat->len == h->len;
+        ok &= n == 0 && h->flat->len == h->base.count;
     else
-        ok &= n == h->len;
+        ok &= n == h->base.count;
     free(count);
     free(last);
     return ok;
@@ -151,7 +153,8 @@ static void test_placement(void)
         CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i), &out), VMATCH_QUEUED);
     }
     CHECK(prq->wild == NULL);
-    CHECK(prq->nb >= 1000 * 100 / prq->hc->load && prq->nb <= 4 * 1000 * 100 / prq->hc->load);
+    CHECK(prq->base.nb >= 1000 * 100 / prq->hc->load &&
+          prq->base.nb <= 4 * 1000 * 100 / prq->hc->load);
     CHECK(whole(prq));
     vmatch_mpi_recv(e, 1, VMATCH_ANY_SOURCE, 5, &bits, &care);
     CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(1000), &out), VMATCH_QUEUED);
@@ -179,13 +182,13 @@ static void test_placement(void)
         vmatch_mpi_recv(e, 0, i % 50, i, &bits, &care);
         CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i), &out), VMATCH_QUEUED);
     }
-    CHECK(prq->nb == 7 && prq->nover == 1 && whole(prq));
+    CHECK(prq->base.nb == 7 && prq->nover == 1 && whole(prq));
     for (int i = 499; i >= 0; i--) { /* in reverse: each bucket's queue from its tail */
         CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, 0, i % 50, i), 0, PTR(1000), &out),
                  VMATCH_MATCHED);
         CHECK(out == PTR(i));
     }
-    CHECK(prq->len == 0 && prq->over[0]->len == 0 && whole(prq));
+    CHECK(prq->base.count == 0 && prq->over[0]->len == 0 && whole(prq));
     vmatch_destroy(e);
 }
 

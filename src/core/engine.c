@@ -18,6 +18,13 @@ enum { MAX_CLASSES = 65535 };
 /* The single-threaded calls (defined below with their functions). */
 static const vm_calls_t calls_exchange, calls_plain;
 
+/* The engine's first bytes as vmatch_inline.h publishes them. */
+#define VM_HOT_AT(f, g) (offsetof(vmatch_hot_t, f) == offsetof(struct vmatch_engine, g))
+_Static_assert(VM_HOT_AT(abi, inline_abi) && VM_HOT_AT(side, hot) &&
+                   VM_HOT_AT(searches, searches) && VM_HOT_AT(seq, call.seq) &&
+                   VM_HOT_AT(inspected, call.inspected),
+               "the engine starts as vmatch_hot_t says");
+
 static uint64_t field_mask(unsigned bits)
 {
     return bits >= 64 ? ~0ull : (1ull << bits) - 1;
@@ -39,6 +46,21 @@ void vmatch_destroy(vmatch_engine_t *e)
     for (unsigned i = 0; i < e->env.npools; i++)
         vm_pool_fini(&e->env.pools[i]);
     free(e);
+}
+
+unsigned vmatch_inline_abi(void)
+{
+    return VMATCH_INLINE_ABI;
+}
+
+int vmatch_create_abi(const char *spec, unsigned abi, vmatch_engine_t **out)
+{
+    if (abi != VMATCH_INLINE_ABI)
+        return vm_fail(VMATCH_EINVAL,
+                       "create: the caller's vmatch_inline.h is of version %u, this library's "
+                       "of version %u: rebuild the caller against this library's header",
+                       abi, VMATCH_INLINE_ABI);
+    return vmatch_create(spec, out);
 }
 
 int vmatch_create(const char *spec, vmatch_engine_t **out)
@@ -90,6 +112,11 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     e->exchange = cfg.policy->exchange;
     e->calls = e->exchange && !cfg.profile_record ? calls_exchange : calls_plain;
     e->fast = cfg.threads == VM_THREADS_OFF && !cfg.profile_record ? e->exchange : NULL;
+    if (e->fast && cfg.policy->hot) { /* the callers' inline calls may run (vmatch_inline.h) */
+        e->inline_abi = VMATCH_INLINE_ABI;
+        for (int s = 0; s < 2; s++)
+            e->hot[s] = &e->side[s]->hot;
+    }
     if (cfg.threads != VM_THREADS_OFF) {
         rc = vm_threads_create(e);
         if (rc < 0) {

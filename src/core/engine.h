@@ -36,10 +36,18 @@ typedef struct vm_calls {
 } vm_calls_t;
 
 struct vmatch_engine {
-    /* The call in progress (first: a pointer to the engine is one to it, which the policy's
-     * exchange takes as its first argument): its class, its entry's sequence number (the
-     * engine's, one more for every call that may queue), where a match goes, and every
-     * entry compared so far. */
+    /* The engine's first bytes are vmatch_hot_t (vmatch_inline.h), which the callers'
+     * inline calls read and count on: inline_abi (VMATCH_INLINE_ABI while they may run, 0
+     * when every call must be the library's: another policy, threads, profile.record), the
+     * sides' published part (vm_side_t.hot; NULL while inline_abi is 0), and the counts
+     * below, in the order vmatch_hot_t gives them (engine.c asserts it). */
+    uint32_t inline_abi;
+    uint32_t reserved;
+    vmatch_hot_side_t *hot[2];
+    uint64_t searches; /* searches made */
+    /* The call in progress (the policy's exchange takes it as its first argument): its
+     * entry's sequence number (the engine's, one more for every call that may queue), every
+     * entry compared so far, where a match goes, and its class. */
     vm_call_t call;
     vm_calls_t calls;
     vm_config_t cfg;
@@ -51,7 +59,6 @@ struct vmatch_engine {
     int (*exchange)(vm_call_t *, vmatch_bits_t, vmatch_bits_t, vm_side_t *, void *,
                     vm_side_t *);
     int (*fast)(vm_call_t *, vmatch_bits_t, vmatch_bits_t, vm_side_t *, void *, vm_side_t *);
-    uint64_t searches;          /* searches made */
     struct vm_threads *threads; /* threads=mutex or multi (threads.h); NULL for threads=off */
     vm_prof_table_t prof;
     char *describe; /* vmatch_describe's text */

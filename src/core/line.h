@@ -14,49 +14,18 @@
 
 #define VM_LINE_WAYS 2
 
-typedef struct vm_line {
-    vmatch_bits_t bits[VM_LINE_WAYS];
-    void *payload[VM_LINE_WAYS]; /* NULL: the way is free (payloads are never NULL) */
-    uint64_t seq[VM_LINE_WAYS];
-    uint64_t over;     /* the bucket's entries in its overflow queue */
-    vm_queue_t *queue; /* the bucket's own overflow queue, NULL until its first overflow (or
-                          when the owner keeps one per region of buckets) */
-} vm_line_t;
+/* The line is vmatch_inline.h's vmatch_line_t (bits, payloads -- NULL: the way is free,
+ * payloads are never NULL --, sequence numbers, the bucket's entries in its overflow queue,
+ * and the bucket's own overflow queue, NULL until its first overflow or when the owner keeps
+ * one per region of buckets), so that the callers' inline calls and the library put and
+ * take with the same code. */
+typedef vmatch_line_t vm_line_t;
 
 _Static_assert(sizeof(vm_line_t) == 64, "a bucket is one cache line");
+_Static_assert(sizeof(((vm_line_t *)0)->payload) == VM_LINE_WAYS * sizeof(void *),
+               "the published line has VM_LINE_WAYS ways");
 
-/* Put an entry into a free way of line s when the bucket has nothing in overflow (else the
- * entry must go after those): 1 when it did, 0 when not. */
-static inline int vm_line_put(vm_line_t *s, vmatch_bits_t bits, void *payload, uint64_t seq)
-{
-    _Static_assert(VM_LINE_WAYS == 2, "the ways are tested without branches, two of them");
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-    if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
-        return 0;
-    unsigned w = used0;
-    s->bits[w] = bits;
-    s->payload[w] = payload;
-    s->seq[w] = seq;
-    return 1;
-}
-
-/* Take the older of the line's ways that hold exactly these bits: 1 with *payload, or 0;
- * *compared gets the ways in use (the entries inspected). */
-static inline int vm_line_take(vm_line_t *s, vmatch_bits_t bits, void **payload,
-                               unsigned *compared)
-{
-    /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
-     * are compared with flags and the older match picked with a conditional move. */
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1;
-    *compared = used0 + used1;
-    if (!m) /* one branch on both ways: the way that holds the entry varies */
-        return 0;
-    unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
-    *payload = s->payload[w];
-    s->payload[w] = NULL;
-    return 1;
-}
+/* vmatch_line_put and vmatch_line_take (vmatch_inline.h) put into and take from a line. */
 
 /* The way of line s with the oldest entry whose bits agree with key where mask is set, or
  * -1.  Adds the ways in use to *inspected. */

@@ -61,14 +61,14 @@ enum { VM_POOL_CACHE = 32 }; /* most objects the cache of returned ones holds */
 
 typedef struct vm_pool {
     vm_mem_t *mem;
-    size_t obj_size;     /* rounded up to 16; a multiple of 64 gives 64-byte aligned objects */
-    size_t align;        /* power of two, at least the largest slab: a slab starts there */
+    uint32_t obj_size;   /* rounded up to 16; a multiple of 64 gives 64-byte aligned objects */
+    uint32_t align;      /* power of two, at least the largest slab: a slab starts there */
     uint32_t first_cap;  /* objects of the first page-sized slab */
     uint32_t max_cap;    /* objects of the largest slab (64 KiB) */
     uint32_t tiny_bytes; /* the first slab when objects are small: 1 KiB or less, so that a
                             few objects do not take a page; 0: none */
-    int big;             /* objects over half a page: each its own allocation, no slabs */
-    int mapped;          /* big objects from mmap, placed on the node m->numa names */
+    uint8_t big;         /* objects over half a page: each its own allocation, no slabs */
+    uint8_t mapped;      /* big objects from mmap, placed on the node m->numa names */
     vm_list_t partial;   /* slabs with a free object, by their link `part` */
     vm_list_t slabs;     /* every slab, for vm_pool_fini, by their link `all` */
     vm_slab_t *tiny;     /* the tiny slab (found by address range, not alignment), or NULL */

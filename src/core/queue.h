@@ -11,6 +11,7 @@
 
 #include "pool.h"
 #include "vmatch.h"
+#include "vmatch_inline.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -253,11 +254,6 @@ typedef struct vm_side {
     const vm_policy_t *ops;
     vm_env_t *env;
     int side;
-    /* The side's entries.  Whatever changes the side's entries from outside its match,
-     * append and remove keeps it with the helpers of policy.h: the engine's calls, a policy's
-     * exchange (vm_side_counted), a policy for a side it nests (unified's point-to-point
-     * side).  The engine reads it for its statistics; an empty side is not searched. */
-    uint64_t len;
     /* The side's one queue while the policy keeps exactly one (policy=single always, pnp
      * until it has partners): the engine then matches on it directly, without the policy's
      * call in between, and appends to it directly while the queue's length after the append
@@ -265,7 +261,33 @@ typedef struct vm_side {
      * it).  NULL otherwise. */
     vm_queue_t *sole;
     uint64_t sole_until;
+    /* The part of the side that vmatch_inline.h publishes (hot: the same fields, as the
+     * callers' inline calls see them), first of all its entries:
+     * - len: whatever changes the side's entries from outside its match, append and remove
+     *   keeps it with the helpers of policy.h: the engine's calls, a policy's exchange
+     *   (vm_side_counted), a policy for a side it nests (unified's point-to-point side), the
+     *   inline calls.  The engine reads it for its statistics; an empty side is not searched.
+     * - the rest is a policy's whose vm_policy_t.hot is set (hash: its bucket lines, its own
+     *   count, its growth point and its fast-path flag); zero for the others. */
+    union {
+        vmatch_hot_side_t hot;
+        struct {
+            uint64_t len;
+            struct vmatch_line *table;
+            uint32_t nb;
+            uint32_t slow;
+            uint64_t count;
+            uint64_t room;
+        };
+    };
 } vm_side_t;
+
+#define VM_SIDE_HOT_AT(f)                                                                      \
+    (offsetof(vm_side_t, f) == offsetof(vm_side_t, hot) + offsetof(vmatch_hot_side_t, f))
+_Static_assert(VM_SIDE_HOT_AT(len) && VM_SIDE_HOT_AT(table) && VM_SIDE_HOT_AT(nb) &&
+                   VM_SIDE_HOT_AT(slow) && VM_SIDE_HOT_AT(count) && VM_SIDE_HOT_AT(room) &&
+                   sizeof(vmatch_hot_side_t) == 40,
+               "vm_side_t's published part is vmatch_hot_side_t");
 
 struct vm_policy {
     const char *name;
@@ -307,6 +329,10 @@ struct vm_policy {
      * keeps no such figure (a key of another module, or of a part it was not built with).
      * NULL: it keeps none (vmatch_stat says VMATCH_EUNSUPPORTED). */
     int (*stat)(const vm_side_t *p, const char *key, uint32_t arg, void *out);
+    /* Set when the policy keeps the published part of its sides (vm_side_t.hot) as
+     * vmatch_inline.h reads it: exact entries in bucket lines the inline calls may take from
+     * and put into while slow is 0, counting len and count as the policy does. */
+    int hot;
 };
 
 /* A policy's table from its calls named PREFIX_destroy, PREFIX_append, PREFIX_match,

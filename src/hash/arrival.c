@@ -70,11 +70,11 @@ static int by_seq(const void *a, const void *b)
 static void to_flat(vm_hash_t *h)
 {
     vm_mem_t *mem = &h->base.env->mem;
-    size_t bytes = (size_t)h->len * sizeof(vm_hash_entry_t);
-    collector_t c = {.v = h->len ? vm_mem_alloc(mem, bytes) : NULL};
+    size_t bytes = (size_t)h->base.count * sizeof(vm_hash_entry_t);
+    collector_t c = {.v = h->base.count ? vm_mem_alloc(mem, bytes) : NULL};
     vm_env_t *env = h->base.env;
     vm_queue_t *q = NULL;
-    if ((h->len && !c.v) || env->cfg->storage->create(env, VM_UMQ, &q) < 0) {
+    if ((h->base.count && !c.v) || env->cfg->storage->create(env, VM_UMQ, &q) < 0) {
         if (c.v)
             vm_mem_free(mem, c.v, bytes);
         return;
@@ -125,12 +125,12 @@ int vm_hash_umq_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t
     if (h->flat)
         rc = h->flat->ops->append(h->flat, bits, ~(vmatch_bits_t)0, payload, seq);
     else
-        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->nb), bits, ~(vmatch_bits_t)0,
+        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->base.nb), bits, ~(vmatch_bits_t)0,
                                  payload, seq);
     if (rc < 0)
         return rc;
-    h->len++;
-    if (!h->flat && h->len > h->grow_at)
+    h->base.count++;
+    if (!h->flat && h->base.count > h->base.room)
         vm_hash_grow(h);
     settle(h);
     return VMATCH_OK;
@@ -142,12 +142,12 @@ int vm_hash_flat_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, i
     uint64_t before = *inspected;
     int found = vm_queue_match(h->flat, key, keycare, remove, payload, inspected);
     if (found && remove)
-        h->len--;
+        h->base.count--;
     if (keycare != ~(vmatch_bits_t)0) {
-        uint64_t back = FLAT_WILD * (h->len + h->nb);
+        uint64_t back = FLAT_WILD * (h->base.count + h->base.nb);
         h->cost -= h->cost < back ? h->cost : back;
         h->want_switch = 0;
-    } else if ((h->cost += *inspected - before) > FLAT_EXACT * h->len + FLAT_SLACK) {
+    } else if ((h->cost += *inspected - before) > FLAT_EXACT * h->base.count + FLAT_SLACK) {
         h->want_switch = 1;
     }
     if (found && h->want_switch) {
@@ -161,7 +161,7 @@ int vm_hash_flat_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_
 {
     int rc = h->flat->ops->append(h->flat, bits, ~(vmatch_bits_t)0, payload, seq);
     if (rc == VMATCH_OK)
-        h->len++;
+        h->base.count++;
     return rc;
 }
 
@@ -173,16 +173,16 @@ int vm_hash_umq_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, in
     vm_hit_t hit;
     uint32_t i;
     if (keycare == ~(vmatch_bits_t)0) { /* the bucket of key holds every match */
-        uint64_t back = (h->len + h->nb) / HASHED_EXACT + 1;
+        uint64_t back = (h->base.count + h->base.nb) / HASHED_EXACT + 1;
         h->cost -= h->cost < back ? h->cost : back;
-        i = vm_hash_index(key, h->nb);
+        i = vm_hash_index(key, h->base.nb);
         if (!vm_hash_slot_find(h, i, key, &hit, inspected))
             return 0;
     } else { /* every line and overflow queue, the oldest match */
         uint64_t before = *inspected;
         int found = vm_hash_scan(h, key, keycare, NULL, &hit, &i, inspected);
-        h->cost += h->nb + (*inspected - before);
-        if (h->cost > HASHED_WILD * (h->len + h->nb))
+        h->cost += h->base.nb + (*inspected - before);
+        if (h->cost > HASHED_WILD * (h->base.count + h->base.nb))
             h->want_switch = 1;
         if (!found)
             return 0;
@@ -202,7 +202,7 @@ int vm_hash_umq_remove_payload(vm_hash_t *h, const void *payload, uint64_t *insp
         if (!q->ops->find_payload(q, payload, &hit, inspected))
             return 0;
         q->ops->remove(q, &hit);
-        h->len--;
+        h->base.count--;
         return 1;
     }
     uint32_t i;

@@ -25,11 +25,11 @@ static int hash_create(vm_env_t *env, int side, vm_side_t **out)
         return VMATCH_ENOMEM;
     h->base = (vm_side_t){.ops = &vm_hash_policy, .env = env, .side = side};
     h->hc = vm_module_cfg(env->cfg, &vm_hash_module);
-    h->nb = h->hc->buckets;
-    h->grow_at = UINT64_MAX;
-    if (!h->nb) { /* a growing table starts with two buckets */
-        h->nb = 2;
-        h->grow_at = vm_hash_grow_at(h, 2);
+    h->base.nb = h->hc->buckets;
+    h->base.room = UINT64_MAX;
+    if (!h->base.nb) { /* a growing table starts with two buckets */
+        h->base.nb = 2;
+        h->base.room = vm_hash_grow_at(h, 2);
     }
     *out = &h->base;
     return VMATCH_OK;
@@ -50,7 +50,7 @@ static void hash_destroy(vm_side_t *p)
 static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
                         uint64_t seq)
 {
-    int made = !h->table;
+    int made = !h->base.table;
     if (made && vm_hash_table_make(h) < 0)
         return VMATCH_ENOMEM;
     int rc;
@@ -59,13 +59,13 @@ static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, vo
     else if (care != ~(vmatch_bits_t)0)
         rc = vm_queue_append_new(h->base.env, VM_PRQ, &h->wild, bits, care, payload, seq);
     else
-        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->nb), bits, care, payload, seq);
+        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->base.nb), bits, care, payload, seq);
     if (rc < 0) {
         if (made)
             vm_hash_table_free(h);
         return rc;
     }
-    if (h->base.side == VM_PRQ && ++h->len > h->grow_at)
+    if (h->base.side == VM_PRQ && ++h->base.count > h->base.room)
         vm_hash_grow(h);
     return VMATCH_OK;
 }
@@ -84,11 +84,12 @@ VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bit
 static inline int append_fast(vm_hash_t *h, uint32_t mixed, vmatch_bits_t bits, void *payload,
                               uint64_t seq)
 {
-    if (!h->table || h->len >= h->grow_at)
+    if (!h->base.table || h->base.count >= h->base.room)
         return 0;
-    if (!vm_line_put(&h->table[vm_hash_scale(mixed, h->nb)], bits, payload, seq))
+    if (!vmatch_line_put(&h->base.table[vmatch_line_bucket(mixed, h->base.nb)], bits, payload,
+                         seq))
         return 0;
-    h->len++;
+    h->base.count++;
     return 1;
 }
 
@@ -97,8 +98,8 @@ static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
 {
     (void)cls;
     vm_hash_t *h = (vm_hash_t *)p;
-    if (care == ~(vmatch_bits_t)0 && !h->slow &&
-        append_fast(h, vm_hash_mix(bits), bits, payload, seq))
+    if (care == ~(vmatch_bits_t)0 && !h->base.slow &&
+        append_fast(h, vmatch_line_mix(bits), bits, payload, seq))
         return VMATCH_OK;
     if (h->flat && !h->want_switch) /* a flat UMQ: straight to its queue */
         return vm_hash_flat_append(h, bits, payload, seq);
@@ -110,14 +111,14 @@ static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
 static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **payload,
                           uint64_t *inspected)
 {
-    uint32_t i = vm_hash_index(key, h->nb);
+    uint32_t i = vm_hash_index(key, h->base.nb);
     vm_queue_t *w = h->wild;
     vm_hit_t hb, hw;
-    int fb = h->len > w->len && vm_hash_slot_find(h, i, key, &hb, inspected);
+    int fb = h->base.count > w->len && vm_hash_slot_find(h, i, key, &hb, inspected);
     if (!fb && remove) { /* the wildcard receives alone: found and taken in one call */
         if (!vm_queue_match(w, key, ~(vmatch_bits_t)0, 1, payload, inspected))
             return 0;
-        h->len--;
+        h->base.count--;
         return 1;
     }
     int fw = w->ops->find(w, key, ~(vmatch_bits_t)0, &hw, inspected);
@@ -125,7 +126,7 @@ static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **pa
         *payload = hw.payload;
         if (remove) {
             w->ops->remove(w, &hw);
-            h->len--;
+            h->base.count--;
         }
         return 1;
     }
@@ -146,7 +147,7 @@ static int match_other(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, i
         return vm_hash_umq_match(h, key, keycare, remove, payload, inspected);
     if (h->wild && h->wild->len)
         return match_prq_wild(h, key, remove, payload, inspected);
-    uint32_t i = vm_hash_index(key, h->nb);
+    uint32_t i = vm_hash_index(key, h->base.nb);
     vm_hit_t hit;
     if (!vm_hash_slot_find(h, i, key, &hit, inspected))
         return 0;
@@ -170,12 +171,12 @@ static int hash_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, ui
 {
     (void)cls;
     vm_hash_t *h = (vm_hash_t *)p;
-    if (!h->len) /* most searches of a side with nothing queued */
+    if (!h->base.count) /* most searches of a side with nothing queued */
         return 0;
     /* Exact traffic: the bucket alone, when no wildcard receive needs a look and the UMQ is
      * hashed with no switch to weigh. */
-    if (remove && keycare == ~(vmatch_bits_t)0 && !h->slow)
-        return vm_hash_slot_take(h, vm_hash_index(key, h->nb), key, payload, inspected);
+    if (remove && keycare == ~(vmatch_bits_t)0 && !h->base.slow)
+        return vm_hash_slot_take(h, vm_hash_index(key, h->base.nb), key, payload, inspected);
     if (h->flat) /* a flat UMQ: its queue, without the frame of the slow path */
         return vm_hash_flat_match(h, key, keycare, remove, payload, inspected);
     return match_slow(h, key, keycare, remove, payload, inspected);
@@ -204,14 +205,14 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
                          void *payload, vm_side_t *qp)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
-    if (care != ~(vmatch_bits_t)0 || s->slow)
+    if (care != ~(vmatch_bits_t)0 || s->base.slow)
         return exchange_slow(sp, qp, bits, care, payload, c);
-    uint32_t mixed = vm_hash_mix(bits);
-    if (__builtin_expect(s->len != 0, 1)) {
-        vm_line_t *l = &s->table[vm_hash_scale(mixed, s->nb)];
+    uint32_t mixed = vmatch_line_mix(bits);
+    if (__builtin_expect(s->base.count != 0, 1)) {
+        vm_line_t *l = &s->base.table[vmatch_line_bucket(mixed, s->base.nb)];
         unsigned compared;
-        if (vm_line_take(l, bits, c->out, &compared)) {
-            s->len--;
+        if (vmatch_line_take(l, bits, c->out, &compared)) {
+            s->base.count--;
             c->inspected += compared;
             return vm_side_counted(sp, qp, VMATCH_MATCHED);
         }
@@ -219,7 +220,7 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
             return exchange_slow(sp, qp, bits, care, payload, c);
         c->inspected += compared;
     }
-    if (q->slow || !append_fast(q, mixed, bits, payload, c->seq))
+    if (q->base.slow || !append_fast(q, mixed, bits, payload, c->seq))
         return queue_slow(qp, bits, care, payload, c);
     return vm_side_counted(sp, qp, VMATCH_QUEUED);
 }
@@ -228,7 +229,7 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
 static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected)
 {
     vm_hit_t hit, hw;
-    if (!h->len)
+    if (!h->base.count)
         return 0;
     if (h->base.side == VM_UMQ)
         return vm_hash_umq_remove_payload(h, payload, inspected);
@@ -239,7 +240,7 @@ static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected
     int fb = vm_hash_scan(h, 0, 0, payload, &hit, &i, inspected);
     if (fw && (!fb || hw.seq < hit.seq)) {
         w->ops->remove(w, &hw);
-        h->len--;
+        h->base.count--;
     } else if (fb) {
         vm_hash_slot_remove(h, i, &hit);
     } else {
@@ -268,7 +269,7 @@ static int hash_stat(const vm_side_t *p, const char *key, uint32_t arg, void *ou
     const vm_hash_t *h = (const vm_hash_t *)p;
     (void)arg;
     if (strcmp(key, "hash.table_buckets") == 0)
-        *(uint64_t *)out += h->table ? h->nb : 0;
+        *(uint64_t *)out += h->base.table ? h->base.nb : 0;
     else if (strcmp(key, "hash.overflows") == 0)
         *(uint64_t *)out += h->nover;
     else if (strcmp(key, "hash.flat") == 0)
@@ -282,7 +283,8 @@ const vm_policy_t vm_hash_policy = {.name = "hash",
                                     .create = hash_create,
                                     VM_POLICY_CALLS(hash),
                                     .exchange = hash_exchange,
-                                    .stat = hash_stat};
+                                    .stat = hash_stat,
+                                    .hot = 1};
 
 /* ---- keys ---- */
 

@@ -33,57 +33,44 @@ typedef struct vm_hash_config {
 typedef struct vm_hash {
     vm_side_t base;
     const vm_hash_config_t *hc;
-    /* nb buckets (NULL until the side's first entry) and their regions' overflow queues
-     * (each NULL until its first overflow).  On the PRQ the exact receives (care all
-     * ones), on the UMQ every message while it is hashed. */
-    vm_line_t *table;
+    /* The side's table is in base (vm_side_t's published part, vmatch_inline.h): table, nb
+     * buckets (NULL until the side's first entry), count (the side's entries: on the PRQ the
+     * exact receives -- care all ones -- in the table and the wildcard receives in wild; on
+     * the UMQ every message), room (count above which the table doubles; UINT64_MAX: fixed)
+     * and slow (below).  over: the regions' overflow queues (each NULL until its first
+     * overflow). */
     vm_queue_t **over;
-    uint32_t nb;
     uint32_t nover;   /* overflow queues made */
-    uint64_t len;     /* entries of the side */
-    uint64_t grow_at; /* len above which the table doubles; UINT64_MAX: fixed */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
     /* UMQ, flat: every message in arrival order, the table empty; NULL while hashed. */
     vm_queue_t *flat;
     uint64_t cost;   /* UMQ: search work the other mode would have saved, since the switch */
     int want_switch; /* UMQ: switch at the next call allowed to take memory */
-    /* Non-zero while exact calls cannot take the fast path: a flat UMQ, a switch being
-     * weighed, wildcard receives queued (vm_hash_sync keeps it). */
-    int slow;
+    /* base.slow is non-zero while exact calls cannot take the fast path: a flat UMQ, a
+     * switch being weighed, wildcard receives queued (vm_hash_sync keeps it). */
 } vm_hash_t;
 
-/* Recompute h->slow after a call off the fast path. */
+/* Recompute h->base.slow after a call off the fast path. */
 static inline void vm_hash_sync(vm_hash_t *h)
 {
-    h->slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+    h->base.slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
 }
 
-/* 32 well-mixed bits of the match bits; vm_hash_scale takes them to a bucket among nb
- * (multiply-shift, no division), so that doubling nb splits bucket i into 2i and 2i + 1.
- * One multiplication is not enough: MPI keys differ in a few low bits of two fields, and
- * the top bits of bits * C leave a third of the buckets empty and pile the keys up in the
- * rest (16380 gather keys in 16384 buckets: 9237 empty, 1585 holding 3); multiply, fold,
- * multiply spreads them as random keys would (6001 empty, 947 holding 3; docs/hash.md).
- * The multipliers differ from llv's fingerprint hash (the top 16 bits of bits times the
- * golden ratio), so the entries of one bucket keep distinct fingerprints. */
-static inline uint32_t vm_hash_mix(vmatch_bits_t bits)
-{
-    uint64_t h = bits * 0xD6E8FEB86659FD93ull;
-    h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
-    return (uint32_t)(h >> 32);
-}
-
-/* The bucket among nb of vm_hash_mix's value (an exchange mixes the bits once for the
- * tables of both sides). */
-static inline uint32_t vm_hash_scale(uint32_t mixed, uint32_t nb)
-{
-    return (uint32_t)(((uint64_t)mixed * nb) >> 32);
-}
+/* 32 well-mixed bits of the match bits, and their bucket among nb: vmatch_inline.h's
+ * vmatch_line_mix and vmatch_line_bucket, which the callers' inline calls use too.  The
+ * bucket is multiply-shift (no division), so that doubling nb splits bucket i into 2i and
+ * 2i + 1.  One multiplication is not enough: MPI keys differ in a few low bits of two
+ * fields, and the top bits of bits * C leave a third of the buckets empty and pile the keys
+ * up in the rest (16380 gather keys in 16384 buckets: 9237 empty, 1585 holding 3); multiply,
+ * fold, multiply spreads them as random keys would (6001 empty, 947 holding 3;
+ * docs/hash.md).  The multipliers differ from llv's fingerprint hash (the top 16 bits of
+ * bits times the golden ratio), so the entries of one bucket keep distinct fingerprints.
+ * An exchange mixes the bits once for the tables of both sides. */
 
 /* The bucket of match bits among nb. */
 static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
 {
-    return vm_hash_scale(vm_hash_mix(bits), nb);
+    return vmatch_line_bucket(vmatch_line_mix(bits), nb);
 }
 
 /* Tables of up to this many buckets (32 KiB of lines) grow at half of hash.load: a small
@@ -141,12 +128,12 @@ void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg);
 static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
                                     void **payload, uint64_t *inspected)
 {
-    vm_line_t *s = &h->table[i];
+    vm_line_t *s = &h->base.table[i];
     unsigned compared;
-    int found = vm_line_take(s, bits, payload, &compared);
+    int found = vmatch_line_take(s, bits, payload, &compared);
     *inspected += compared;
     if (found) {
-        h->len--;
+        h->base.count--;
         return 1;
     }
     return s->over ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;

@@ -32,8 +32,8 @@ static inline vm_queue_t **over_of(const vm_hash_t *h, uint32_t i)
 int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bits_t care,
                         void *payload, uint64_t seq)
 {
-    vm_line_t *s = &h->table[i];
-    if (vm_line_put(s, bits, payload, seq))
+    vm_line_t *s = &h->base.table[i];
+    if (vmatch_line_put(s, bits, payload, seq))
         return VMATCH_OK;
     vm_queue_t **q = over_of(h, i);
     int made = !*q;
@@ -48,7 +48,7 @@ int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bit
 int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hit,
                       uint64_t *inspected)
 {
-    const vm_line_t *s = &h->table[i];
+    const vm_line_t *s = &h->base.table[i];
     int w = vm_line_way(s, bits, ~(vmatch_bits_t)0, inspected);
     if (w >= 0) {
         *hit = (vm_hit_t){.payload = s->payload[w], .seq = s->seq[w], .slot = (uint32_t)w};
@@ -60,8 +60,8 @@ int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hi
 
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
 {
-    vm_line_t *s = &h->table[i];
-    h->len--;
+    vm_line_t *s = &h->base.table[i];
+    h->base.count--;
     if (!hit->where) {
         s->payload[hit->slot] = NULL;
         return;
@@ -76,8 +76,8 @@ __attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch
 {
     if (!vm_queue_match(*over_of(h, i), bits, ~(vmatch_bits_t)0, 1, payload, inspected))
         return 0;
-    h->table[i].over--;
-    h->len--;
+    h->base.table[i].over--;
+    h->base.count--;
     return 1;
 }
 
@@ -85,13 +85,13 @@ __attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch
 
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg)
 {
-    for (uint32_t i = 0; h->table && i < h->nb; i++) {
-        const vm_line_t *s = &h->table[i];
+    for (uint32_t i = 0; h->base.table && i < h->base.nb; i++) {
+        const vm_line_t *s = &h->base.table[i];
         for (int k = 0; k < VM_LINE_WAYS; k++)
             if (s->payload[k])
                 fn(arg, s->bits[k], ~(vmatch_bits_t)0, s->payload[k], s->seq[k]);
     }
-    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->nb); r++)
+    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->base.nb); r++)
         if (h->over[r])
             h->over[r]->ops->each(h->over[r], fn, arg);
 }
@@ -117,8 +117,8 @@ int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const v
 {
     int found = 0;
     int64_t region = -1;
-    for (uint32_t i = 0; i < h->nb; i++) {
-        const vm_line_t *s = &h->table[i];
+    for (uint32_t i = 0; i < h->base.nb; i++) {
+        const vm_line_t *s = &h->base.table[i];
         for (int k = 0; k < VM_LINE_WAYS; k++) {
             if (!s->payload[k])
                 continue;
@@ -132,7 +132,7 @@ int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const v
             }
         }
     }
-    for (uint32_t r = 0; r < vm_hash_regions(h->nb); r++) {
+    for (uint32_t r = 0; r < vm_hash_regions(h->base.nb); r++) {
         vm_queue_t *q = h->over[r];
         vm_hit_t got;
         if (q && q->len &&
@@ -147,7 +147,7 @@ int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const v
     if (found && hit->where) { /* in an overflow queue: its bucket, from its bits */
         seeker_t sk = {.seq = hit->seq};
         h->over[region]->ops->each(h->over[region], seek_seq, &sk);
-        *bucket = vm_hash_index(sk.bits, h->nb);
+        *bucket = vm_hash_index(sk.bits, h->base.nb);
     }
     return found;
 }
@@ -181,20 +181,20 @@ static void over_del(vm_hash_t *h, vm_queue_t **o, uint32_t nb)
 
 int vm_hash_table_make(vm_hash_t *h)
 {
-    h->table = table_new(h, h->nb);
-    h->over = h->table ? over_new(h, h->nb) : NULL;
+    h->base.table = table_new(h, h->base.nb);
+    h->over = h->base.table ? over_new(h, h->base.nb) : NULL;
     if (h->over)
         return VMATCH_OK;
-    if (h->table)
-        table_del(h, h->table, h->nb);
-    h->table = NULL;
+    if (h->base.table)
+        table_del(h, h->base.table, h->base.nb);
+    h->base.table = NULL;
     return VMATCH_ENOMEM;
 }
 
 /* Destroy the overflow queues. */
 static void over_drop(vm_hash_t *h)
 {
-    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->nb); r++)
+    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->base.nb); r++)
         if (h->over[r]) {
             h->over[r]->ops->destroy(h->over[r]);
             h->over[r] = NULL;
@@ -209,19 +209,19 @@ void vm_hash_table_free(vm_hash_t *h)
         if (qs[i])
             qs[i]->ops->destroy(qs[i]);
     over_drop(h);
-    if (h->table) {
-        table_del(h, h->table, h->nb);
-        over_del(h, h->over, h->nb);
+    if (h->base.table) {
+        table_del(h, h->base.table, h->base.nb);
+        over_del(h, h->over, h->base.nb);
     }
     h->flat = h->wild = NULL;
-    h->table = NULL;
+    h->base.table = NULL;
     h->over = NULL;
 }
 
 void vm_hash_table_clear(vm_hash_t *h)
 {
     over_drop(h);
-    memset(h->table, 0, (size_t)h->nb * sizeof *h->table);
+    memset(h->base.table, 0, (size_t)h->base.nb * sizeof *h->base.table);
 }
 
 typedef struct placer {
@@ -233,8 +233,8 @@ static int place_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
                      uint64_t seq)
 {
     placer_t *pl = arg;
-    pl->rc =
-        vm_hash_slot_append(pl->h, vm_hash_index(bits, pl->h->nb), bits, care, payload, seq);
+    pl->rc = vm_hash_slot_append(pl->h, vm_hash_index(bits, pl->h->base.nb), bits, care,
+                                 payload, seq);
     return pl->rc < 0;
 }
 
@@ -242,7 +242,7 @@ static int place_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
 static uint32_t size_for(const vm_hash_t *h, uint64_t n)
 {
     uint64_t need = 200 * n / h->hc->load + 1;
-    uint32_t nb = h->nb;
+    uint32_t nb = h->base.nb;
     while (nb < need && nb < MAX_BUCKETS)
         nb *= 2;
     return nb;
@@ -250,7 +250,7 @@ static uint32_t size_for(const vm_hash_t *h, uint64_t n)
 
 int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 {
-    if (h->grow_at != UINT64_MAX && q->len > h->grow_at) {
+    if (h->base.room != UINT64_MAX && q->len > h->base.room) {
         uint32_t nb = size_for(h, q->len);
         vm_line_t *t = table_new(h, nb);
         vm_queue_t **o = t ? over_new(h, nb) : NULL;
@@ -259,12 +259,12 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
                 table_del(h, t, nb);
             return VMATCH_ENOMEM;
         }
-        table_del(h, h->table, h->nb);
-        over_del(h, h->over, h->nb);
-        h->table = t;
+        table_del(h, h->base.table, h->base.nb);
+        over_del(h, h->over, h->base.nb);
+        h->base.table = t;
         h->over = o;
-        h->nb = nb;
-        h->grow_at = vm_hash_grow_at(h, nb);
+        h->base.nb = nb;
+        h->base.room = vm_hash_grow_at(h, nb);
     }
     placer_t pl = {h, VMATCH_OK};
     q->ops->each(q, place_one, &pl);
@@ -323,11 +323,11 @@ static int count_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *p
 
 void vm_hash_grow(vm_hash_t *h)
 {
-    if (h->nb >= MAX_BUCKETS) {
-        h->grow_at = UINT64_MAX;
+    if (h->base.nb >= MAX_BUCKETS) {
+        h->base.room = UINT64_MAX;
         return;
     }
-    uint32_t nb = h->nb * 2, nr = vm_hash_regions(h->nb), nr2 = vm_hash_regions(nb);
+    uint32_t nb = h->base.nb * 2, nr = vm_hash_regions(h->base.nb), nr2 = vm_hash_regions(nb);
     vm_line_t *t = table_new(h, nb);
     vm_queue_t **o = t ? over_new(h, nb) : NULL;
     if (!o) {
@@ -356,8 +356,9 @@ void vm_hash_grow(vm_hash_t *h)
         table_del(h, t, nb);
         return;
     }
-    for (uint32_t i = 0; i < h->nb; i++) { /* a line's entries, oldest first in the child */
-        const vm_line_t *s = &h->table[i];
+    for (uint32_t i = 0; i < h->base.nb;
+         i++) { /* a line's entries, oldest first in the child */
+        const vm_line_t *s = &h->base.table[i];
         for (int k = 0; k < VM_LINE_WAYS; k++) {
             vm_line_t *c = &t[vm_hash_index(s->bits[k], nb)];
             int w = 0;
@@ -390,11 +391,11 @@ void vm_hash_grow(vm_hash_t *h)
             o[r]->ops->each(o[r], count_over, &sp);
             made++;
         }
-    table_del(h, h->table, h->nb);
-    over_del(h, h->over, h->nb);
-    h->table = t;
+    table_del(h, h->base.table, h->base.nb);
+    over_del(h, h->over, h->base.nb);
+    h->base.table = t;
     h->over = o;
-    h->nb = nb;
+    h->base.nb = nb;
     h->nover = made;
-    h->grow_at = vm_hash_grow_at(h, nb);
+    h->base.room = vm_hash_grow_at(h, nb);
 }

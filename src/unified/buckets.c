@@ -27,7 +27,7 @@ int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_
     }
     vm_line_t *b = vm_unified_bucket(s, l, bits);
     if ((s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0) &&
-        vm_line_put(b, bits, payload, seq)) {
+        vmatch_line_put(b, bits, payload, seq)) {
         l->len++;
         return VMATCH_OK;
     }

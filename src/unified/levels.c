@@ -256,7 +256,7 @@ static inline int coll_append(vm_unified_t *s, vmatch_bits_t bits, vmatch_bits_t
     vm_unified_group_t *g = c && c->state == UN_PLACED ? c->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
     if (l && l->b && (s->base.side == VM_UMQ || care == ~(vmatch_bits_t)0) &&
-        vm_line_put(vm_unified_bucket(s, l, bits), bits, payload, seq)) {
+        vmatch_line_put(vm_unified_bucket(s, l, bits), bits, payload, seq)) {
         l->len++;
         return VMATCH_OK;
     }
@@ -344,7 +344,7 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
     const vm_unified_class_t *cq = cls < q->ncls ? &q->cls[cls] : NULL;
     vm_unified_group_t *g = cq && cq->state == UN_PLACED ? cq->group : NULL;
     vm_unified_level_t *l = g && g->nlevels ? &g->level[g->nlevels - 1] : NULL;
-    if (l && l->b && vm_line_put(vm_unified_bucket(q, l, bits), bits, payload, c->seq)) {
+    if (l && l->b && vmatch_line_put(vm_unified_bucket(q, l, bits), bits, payload, c->seq)) {
         l->len++;
         return VMATCH_QUEUED;
     }

@@ -1,0 +1,248 @@
+/* vmatch_inline.h -- the exact calls of vmatch.h compiled into the caller, for MPI libraries
+ * and network layers that inline their own matching today (UCX's tag_match.inl, ob1's
+ * per-peer lists): an exact post, arrival, posted-receive take and unexpected enqueue with no
+ * call into the library when the entry hits a bucket line, and the library's own call for
+ * everything else.
+ *
+ * Each function here has the arguments, results and MPI order of its vmatch.h namesake
+ * (vmatch_inline_post is vmatch_post, and so on): a caller may mix the two freely on one
+ * engine.  The inline part runs only on an exact entry (a receive whose care mask is all
+ * ones, or a message) of a single-threaded engine of policy=hash without profile.record,
+ * when its bucket line holds the match, or has a free way and the table need not grow; it
+ * counts exactly what the library would (vmatch_stats).  Anything else -- a wildcard, a
+ * bucket that overflowed, wildcard receives queued, unexpected messages kept flat, the first
+ * entry of a side, a full line, another policy, threads -- is the library's call, made with
+ * nothing changed.
+ *
+ * The structures below are the library's own (the engine's first bytes and policy=hash's
+ * tables), published at version VMATCH_INLINE_ABI.  An engine whose library has another
+ * version never runs the inline part: its first word (vmatch_hot_t.abi, at offset 0 in every
+ * version) is compared with this header's on every call, and vmatch_inline_create refuses
+ * the engine with VMATCH_EINVAL and a message instead.  Callers read nothing here
+ * themselves: only these functions do.  docs/inline.md has the design and the figures.
+ */
+#ifndef VMATCH_INLINE_H
+#define VMATCH_INLINE_H
+
+#include "vmatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of the layouts below; the library says which it has (vmatch_inline_abi). */
+#define VMATCH_INLINE_ABI 1u
+
+/* A bucket line: one cache line holding the first two exact entries of its bucket (a NULL
+ * payload is a free way), their sequence numbers, and how many of the bucket's entries went
+ * on to the library's overflow queue. */
+typedef struct vmatch_line {
+    vmatch_bits_t bits[2];
+    void *payload[2];
+    uint64_t seq[2];
+    uint64_t over;
+    struct vm_queue *queue; /* the library's */
+} vmatch_line_t;
+
+/* A side of the engine (the posted receives, or the unexpected messages). */
+typedef struct vmatch_hot_side {
+    uint64_t len;         /* entries of the side */
+    vmatch_line_t *table; /* nb bucket lines; NULL until the side's first entry */
+    uint32_t nb;          /* buckets */
+    uint32_t slow;        /* nonzero: exact calls on this side are the library's */
+    uint64_t count;       /* the entries of the table and its overflow queues */
+    uint64_t room;        /* count at which an append is the library's (the table grows) */
+} vmatch_hot_side_t;
+
+/* The engine's first bytes. */
+typedef struct vmatch_hot {
+    uint32_t abi; /* VMATCH_INLINE_ABI while the inline part may run on this engine, else 0 */
+    uint32_t reserved;
+    vmatch_hot_side_t *side[2]; /* [0] the posted receives, [1] the unexpected messages */
+    uint64_t searches;          /* vmatch_stats's searches */
+    uint64_t seq;               /* the last sequence number handed out */
+    uint64_t inspected;         /* vmatch_stats's inspected */
+} vmatch_hot_t;
+
+/* The library's VMATCH_INLINE_ABI. */
+unsigned vmatch_inline_abi(void);
+
+/* vmatch_create for a caller built with an inline header of version abi: VMATCH_EINVAL with
+ * a message (vmatch_last_error) and no engine when the library's version differs. */
+int vmatch_create_abi(const char *spec, unsigned abi, vmatch_engine_t **out);
+
+/* vmatch_create, refused when this header is not the library's. */
+static inline int vmatch_inline_create(const char *spec, vmatch_engine_t **out)
+{
+    return vmatch_create_abi(spec, VMATCH_INLINE_ABI, out);
+}
+
+/* 32 well-mixed bits of the match bits (policy=hash's bucket hash: multiply, fold,
+ * multiply; docs/hash.md), and their bucket among nb (multiply-shift). */
+static inline uint32_t vmatch_line_mix(vmatch_bits_t bits)
+{
+    uint64_t h = bits * 0xD6E8FEB86659FD93ull;
+    h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
+    return (uint32_t)(h >> 32);
+}
+
+static inline uint32_t vmatch_line_bucket(uint32_t mixed, uint32_t nb)
+{
+    return (uint32_t)(((uint64_t)mixed * nb) >> 32);
+}
+
+/* Put an entry into a free way of line s when the bucket has nothing in overflow (else the
+ * entry must go after those): 1 when it did, 0 when not. */
+static inline int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *payload,
+                                  uint64_t seq)
+{
+    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
+    if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
+        return 0;
+    unsigned w = used0;
+    s->bits[w] = bits;
+    s->payload[w] = payload;
+    s->seq[w] = seq;
+    return 1;
+}
+
+/* Take the older of the line's ways that hold exactly these bits: 1 with *payload, or 0;
+ * *compared gets the ways in use (the entries inspected). */
+static inline int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void **payload,
+                                   unsigned *compared)
+{
+    /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
+     * are compared with flags and the older match picked with a conditional move. */
+    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
+    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1;
+    *compared = used0 + used1;
+    if (!m) /* one branch on both ways: the way that holds the entry varies */
+        return 0;
+    unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
+    *payload = s->payload[w];
+    s->payload[w] = NULL;
+    return 1;
+}
+
+/* The engine's inline part, or NULL when the library takes every call. */
+static inline vmatch_hot_t *vmatch_hot_(vmatch_engine_t *e)
+{
+    vmatch_hot_t *h = (vmatch_hot_t *)(void *)e;
+    return __builtin_expect(h->abi == VMATCH_INLINE_ABI, 1) ? h : NULL;
+}
+
+/* Queue an exact entry into its line of side q (mixed: its bits' hash), with the calls'
+ * counts: 1 when done, 0 when the library must take the call (nothing changed). */
+static inline int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32_t mixed,
+                                  vmatch_bits_t bits, void *payload)
+{
+    if (q->slow || !q->table || q->count >= q->room ||
+        !vmatch_line_put(&q->table[vmatch_line_bucket(mixed, q->nb)], bits, payload,
+                         h->seq + 1))
+        return 0;
+    h->seq++;
+    q->len++;
+    q->count++;
+    return 1;
+}
+
+/* Search side s's line for an exact match and take it: VMATCH_MATCHED, VMATCH_ENOTFOUND
+ * (the line holds none and the bucket has nothing in overflow), or -1 when the library must
+ * search (nothing changed).  *compared: the entries compared. */
+static inline int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch_bits_t bits,
+                                   void **out, unsigned *compared)
+{
+    *compared = 0;
+    if (!s->len) /* an empty side is not searched, whatever its state */
+        return VMATCH_ENOTFOUND;
+    if (s->slow)
+        return -1;
+    vmatch_line_t *l = &s->table[vmatch_line_bucket(mixed, s->nb)];
+    if (vmatch_line_take(l, bits, out, compared)) {
+        s->len--;
+        s->count--;
+        return VMATCH_MATCHED;
+    }
+    return l->over ? -1 : VMATCH_ENOTFOUND;
+}
+
+/* A post or an arrival (side 0 or 1: the side the entry queues on): -1 for the library. */
+static inline int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t bits,
+                                       void *payload, void **out)
+{
+    uint32_t mixed = vmatch_line_mix(bits);
+    unsigned compared;
+    int rc = vmatch_hot_take_(h->side[!side], mixed, bits, out, &compared);
+    if (rc == VMATCH_ENOTFOUND) {
+        if (!vmatch_hot_put_(h, h->side[side], mixed, bits, payload))
+            return -1;
+        rc = VMATCH_QUEUED;
+    } else if (rc == VMATCH_MATCHED) {
+        h->seq++; /* as the library: every post and arrival takes a number */
+    } else {
+        return -1;
+    }
+    h->searches++;
+    h->inspected += compared;
+    return rc;
+}
+
+/* vmatch_post. */
+static inline int vmatch_inline_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                                     uint32_t cls, void *req, void **msg_out)
+{
+    vmatch_hot_t *h;
+    if (e && req && msg_out && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e))) {
+        int rc = vmatch_hot_exchange_(h, 0, bits, req, msg_out);
+        if (rc >= 0)
+            return rc;
+    }
+    return vmatch_post(e, bits, care, cls, req, msg_out);
+}
+
+/* vmatch_arrive. */
+static inline int vmatch_inline_arrive(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls,
+                                       void *msg, void **req_out)
+{
+    vmatch_hot_t *h;
+    if (e && msg && req_out && (h = vmatch_hot_(e))) {
+        int rc = vmatch_hot_exchange_(h, 1, bits, msg, req_out);
+        if (rc >= 0)
+            return rc;
+    }
+    return vmatch_arrive(e, bits, cls, msg, req_out);
+}
+
+/* vmatch_match_posted: an arrival's exact take from the posted receives. */
+static inline int vmatch_inline_match_posted(vmatch_engine_t *e, vmatch_bits_t bits,
+                                             uint32_t cls, void **req_out)
+{
+    vmatch_hot_t *h;
+    if (e && req_out && (h = vmatch_hot_(e))) {
+        unsigned compared;
+        int rc = vmatch_hot_take_(h->side[0], vmatch_line_mix(bits), bits, req_out, &compared);
+        if (rc != -1) {
+            h->searches++;
+            h->inspected += compared;
+            return rc;
+        }
+    }
+    return vmatch_match_posted(e, bits, cls, req_out);
+}
+
+/* vmatch_enqueue_unexpected. */
+static inline int vmatch_inline_enqueue_unexpected(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                   uint32_t cls, void *msg)
+{
+    vmatch_hot_t *h;
+    if (e && msg && (h = vmatch_hot_(e)) &&
+        vmatch_hot_put_(h, h->side[1], vmatch_line_mix(bits), bits, msg))
+        return VMATCH_QUEUED;
+    return vmatch_enqueue_unexpected(e, bits, cls, msg);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
