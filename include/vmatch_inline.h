@@ -16,7 +16,7 @@
  *
  * The structures below are the library's own (the engine's first bytes and policy=hash's
  * tables), published at version VMATCH_INLINE_ABI.  An engine whose library has another
- * version never runs the inline part: its first word (vmatch_hot_t.abi, at offset 0 in every
+ * version never runs the inline part: its version (vmatch_hot_t.abi, at offset 28 in every
  * version) is compared with this header's on every call, and vmatch_inline_create refuses
  * the engine with VMATCH_EINVAL and a message instead.  Callers read nothing here
  * themselves: only these functions do.  docs/inline.md has the design and the figures.
@@ -29,6 +29,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The helpers below are folded into each caller, with the side known there. */
+#define VMATCH_INLINE_ static inline __attribute__((always_inline))
 
 /* The version of the layouts below; the library says which it has (vmatch_inline_abi). */
 #define VMATCH_INLINE_ABI 1u
@@ -56,12 +59,14 @@ typedef struct vmatch_hot_side {
 
 /* The engine's first bytes. */
 typedef struct vmatch_hot {
-    uint32_t abi; /* VMATCH_INLINE_ABI while the inline part may run on this engine, else 0 */
-    uint32_t reserved;
-    vmatch_hot_side_t *side[2]; /* [0] the posted receives, [1] the unexpected messages */
+    uint64_t seq;       /* the last sequence number handed out */
+    uint64_t inspected; /* vmatch_stats's inspected */
+    void *reserved[1];
+    uint32_t reserved_cls;
+    uint32_t abi;               /* (offset 28 in every version) VMATCH_INLINE_ABI while the
+                                   inline part may run on this engine, else 0 */
     uint64_t searches;          /* vmatch_stats's searches */
-    uint64_t seq;               /* the last sequence number handed out */
-    uint64_t inspected;         /* vmatch_stats's inspected */
+    vmatch_hot_side_t *side[2]; /* [0] the posted receives, [1] the unexpected messages */
 } vmatch_hot_t;
 
 /* The library's VMATCH_INLINE_ABI. */
@@ -79,22 +84,22 @@ static inline int vmatch_inline_create(const char *spec, vmatch_engine_t **out)
 
 /* 32 well-mixed bits of the match bits (policy=hash's bucket hash: multiply, fold,
  * multiply; docs/hash.md), and their bucket among nb (multiply-shift). */
-static inline uint32_t vmatch_line_mix(vmatch_bits_t bits)
+VMATCH_INLINE_ uint32_t vmatch_line_mix(vmatch_bits_t bits)
 {
     uint64_t h = bits * 0xD6E8FEB86659FD93ull;
     h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
     return (uint32_t)(h >> 32);
 }
 
-static inline uint32_t vmatch_line_bucket(uint32_t mixed, uint32_t nb)
+VMATCH_INLINE_ uint32_t vmatch_line_bucket(uint32_t mixed, uint32_t nb)
 {
     return (uint32_t)(((uint64_t)mixed * nb) >> 32);
 }
 
 /* Put an entry into a free way of line s when the bucket has nothing in overflow (else the
  * entry must go after those): 1 when it did, 0 when not. */
-static inline int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *payload,
-                                  uint64_t seq)
+VMATCH_INLINE_ int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *payload,
+                                   uint64_t seq)
 {
     unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
     if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
@@ -108,8 +113,8 @@ static inline int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *pa
 
 /* Take the older of the line's ways that hold exactly these bits: 1 with *payload, or 0;
  * *compared gets the ways in use (the entries inspected). */
-static inline int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void **payload,
-                                   unsigned *compared)
+VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void **payload,
+                                    unsigned *compared)
 {
     /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
      * are compared with flags and the older match picked with a conditional move. */
@@ -125,7 +130,7 @@ static inline int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void **
 }
 
 /* The engine's inline part, or NULL when the library takes every call. */
-static inline vmatch_hot_t *vmatch_hot_(vmatch_engine_t *e)
+VMATCH_INLINE_ vmatch_hot_t *vmatch_hot_(vmatch_engine_t *e)
 {
     vmatch_hot_t *h = (vmatch_hot_t *)(void *)e;
     return __builtin_expect(h->abi == VMATCH_INLINE_ABI, 1) ? h : NULL;
@@ -133,8 +138,8 @@ static inline vmatch_hot_t *vmatch_hot_(vmatch_engine_t *e)
 
 /* Queue an exact entry into its line of side q (mixed: its bits' hash), with the calls'
  * counts: 1 when done, 0 when the library must take the call (nothing changed). */
-static inline int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32_t mixed,
-                                  vmatch_bits_t bits, void *payload)
+VMATCH_INLINE_ int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32_t mixed,
+                                   vmatch_bits_t bits, void *payload)
 {
     if (q->slow || !q->table || q->count >= q->room ||
         !vmatch_line_put(&q->table[vmatch_line_bucket(mixed, q->nb)], bits, payload,
@@ -149,8 +154,8 @@ static inline int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32_
 /* Search side s's line for an exact match and take it: VMATCH_MATCHED, VMATCH_ENOTFOUND
  * (the line holds none and the bucket has nothing in overflow), or -1 when the library must
  * search (nothing changed).  *compared: the entries compared. */
-static inline int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch_bits_t bits,
-                                   void **out, unsigned *compared)
+VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch_bits_t bits,
+                                    void **out, unsigned *compared)
 {
     *compared = 0;
     if (!s->len) /* an empty side is not searched, whatever its state */
@@ -167,8 +172,8 @@ static inline int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch_
 }
 
 /* A post or an arrival (side 0 or 1: the side the entry queues on): -1 for the library. */
-static inline int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t bits,
-                                       void *payload, void **out)
+VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t bits,
+                                        void *payload, void **out)
 {
     uint32_t mixed = vmatch_line_mix(bits);
     unsigned compared;
@@ -240,6 +245,8 @@ static inline int vmatch_inline_enqueue_unexpected(vmatch_engine_t *e, vmatch_bi
         return VMATCH_QUEUED;
     return vmatch_enqueue_unexpected(e, bits, cls, msg);
 }
+
+#undef VMATCH_INLINE_
 
 #ifdef __cplusplus
 }

@@ -20,9 +20,9 @@ static const vm_calls_t calls_exchange, calls_plain;
 
 /* The engine's first bytes as vmatch_inline.h publishes them. */
 #define VM_HOT_AT(f, g) (offsetof(vmatch_hot_t, f) == offsetof(struct vmatch_engine, g))
-_Static_assert(VM_HOT_AT(abi, inline_abi) && VM_HOT_AT(side, hot) &&
-                   VM_HOT_AT(searches, searches) && VM_HOT_AT(seq, call.seq) &&
-                   VM_HOT_AT(inspected, call.inspected),
+_Static_assert(VM_HOT_AT(seq, call.seq) && VM_HOT_AT(inspected, call.inspected) &&
+                   VM_HOT_AT(abi, call.abi) && VM_HOT_AT(searches, searches) &&
+                   VM_HOT_AT(side, hot),
                "the engine starts as vmatch_hot_t says");
 
 static uint64_t field_mask(unsigned bits)
@@ -113,7 +113,7 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     e->calls = e->exchange && !cfg.profile_record ? calls_exchange : calls_plain;
     e->fast = cfg.threads == VM_THREADS_OFF && !cfg.profile_record ? e->exchange : NULL;
     if (e->fast && cfg.policy->hot) { /* the callers' inline calls may run (vmatch_inline.h) */
-        e->inline_abi = VMATCH_INLINE_ABI;
+        e->call.abi = VMATCH_INLINE_ABI;
         for (int s = 0; s < 2; s++)
             e->hot[s] = &e->side[s]->hot;
     }

@@ -36,19 +36,18 @@ typedef struct vm_calls {
 } vm_calls_t;
 
 struct vmatch_engine {
-    /* The engine's first bytes are vmatch_hot_t (vmatch_inline.h), which the callers'
-     * inline calls read and count on: inline_abi (VMATCH_INLINE_ABI while they may run, 0
-     * when every call must be the library's: another policy, threads, profile.record), the
-     * sides' published part (vm_side_t.hot; NULL while inline_abi is 0), and the counts
-     * below, in the order vmatch_hot_t gives them (engine.c asserts it). */
-    uint32_t inline_abi;
-    uint32_t reserved;
-    vmatch_hot_side_t *hot[2];
-    uint64_t searches; /* searches made */
-    /* The call in progress (the policy's exchange takes it as its first argument): its
-     * entry's sequence number (the engine's, one more for every call that may queue), every
-     * entry compared so far, where a match goes, and its class. */
+    /* The call in progress (first: a pointer to the engine is one to it, which the policy's
+     * exchange takes as its first argument): its entry's sequence number (the engine's, one
+     * more for every call that may queue), every entry compared so far, where a match goes,
+     * its class, and the engine's inline version (below). */
     vm_call_t call;
+    /* With call, the engine's first bytes are vmatch_hot_t (vmatch_inline.h), which the
+     * callers' inline calls read and count on, in the order it gives them (engine.c asserts
+     * it): call.abi (VMATCH_INLINE_ABI while they may run, 0 when every call must be the
+     * library's: another policy, threads, profile.record), the searches and the sides'
+     * published part (vm_side_t.hot; NULL while call.abi is 0). */
+    uint64_t searches; /* searches made */
+    vmatch_hot_side_t *hot[2];
     vm_calls_t calls;
     vm_config_t cfg;
     vm_packing_t packing;

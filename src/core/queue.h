@@ -248,6 +248,7 @@ typedef struct vm_call {
     uint64_t inspected;
     void **out;
     uint32_t cls;
+    uint32_t abi; /* the engine's: its inline version (engine.h), in what would be padding */
 } vm_call_t;
 
 typedef struct vm_side {
