@@ -230,8 +230,10 @@ static void step(run_t *r, unsigned c, int armed)
 {
     static const char *const names[] = {"post",    "arrive", "probe",
                                         "improbe", "cancel", "remove_unexpected"};
-    /* path (posts and arrivals): 0 the library's calls, 1 vmatch_inline.h's, 2 (arrivals)
-     * its split calls; they run inline on the default engine, and fall through elsewhere */
+    /* path (posts, arrivals, probes): 0 the library's calls, 1 vmatch_inline.h's, 2 its
+     * split calls (a removing probe then an enqueue for a post, a take of a posted receive
+     * then an enqueue for an arrival); they run inline on the default engine, and fall
+     * through elsewhere */
     unsigned k = c & 7, a = take(r), path = ((c >> 4) & 3) % 3;
     snapshot_t before;
     snapshot(r, &before);
@@ -243,8 +245,14 @@ static void step(run_t *r, unsigned c, int armed)
         recv_of(r, a, (c >> 3) & 1, &bits, &care);
     if (k == OP_POST) {
         void *req = payload_of(r->next_id++);
-        rc = path ? vmatch_inline_post(r->e, bits, care, cls, req, &got)
-                  : vmatch_post(r->e, bits, care, cls, req, &got);
+        if (path == 2) { /* the split calls, as UCX makes them */
+            rc = vmatch_inline_probe(r->e, bits, care, cls, 1, &got);
+            if (rc == VMATCH_ENOTFOUND)
+                rc = vmatch_inline_enqueue_posted(r->e, bits, care, cls, req);
+        } else {
+            rc = path ? vmatch_inline_post(r->e, bits, care, cls, req, &got)
+                      : vmatch_post(r->e, bits, care, cls, req, &got);
+        }
         if (armed && rc == VMATCH_ENOMEM) {
             unchanged(r, &before, names[k]);
             return;
@@ -267,7 +275,8 @@ static void step(run_t *r, unsigned c, int armed)
         }
         wrc = ref_arrive(&r->ref, bits, msg, &want);
     } else if (k == OP_PROBE || k == OP_IMPROBE) {
-        rc = vmatch_probe(r->e, bits, care, cls, k == OP_IMPROBE, &got);
+        rc = path ? vmatch_inline_probe(r->e, bits, care, cls, k == OP_IMPROBE, &got)
+                  : vmatch_probe(r->e, bits, care, cls, k == OP_IMPROBE, &got);
         if (armed && rc == VMATCH_ENOMEM) {
             unchanged(r, &before, names[k]);
             return;

@@ -57,6 +57,16 @@ typedef struct vmatch_hot_side {
     uint64_t room;        /* count at which an append is the library's (the table grows) */
 } vmatch_hot_side_t;
 
+/* The MPI layout of the match bits (vmatch_mpi_pack), as masks and shifts. */
+typedef struct vmatch_hot_pack {
+    uint64_t tag_mask, src_mask, ctx_mask;    /* each field's width, in the low bits */
+    unsigned tag_shift, src_shift, ctx_shift; /* each field's lowest bit */
+    vmatch_bits_t tag_wild; /* the tag bits VMATCH_ANY_TAG clears: all of the field, or all
+                               but its top bit for layout=ompi-ucx (Open MPI keeps that bit
+                               in every mask, so that ANY_TAG never takes the negative tags
+                               of its collectives) */
+} vmatch_hot_pack_t;
+
 /* The engine's first bytes. */
 typedef struct vmatch_hot {
     uint64_t seq;       /* the last sequence number handed out */
@@ -67,6 +77,7 @@ typedef struct vmatch_hot {
                                    inline part may run on this engine, else 0 */
     uint64_t searches;          /* vmatch_stats's searches */
     vmatch_hot_side_t *side[2]; /* [0] the posted receives, [1] the unexpected messages */
+    vmatch_hot_pack_t pack;
 } vmatch_hot_t;
 
 /* The library's VMATCH_INLINE_ABI. */
@@ -130,10 +141,29 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
 }
 
 /* The engine's inline part, or NULL when the library takes every call. */
-VMATCH_INLINE_ vmatch_hot_t *vmatch_hot_(vmatch_engine_t *e)
+VMATCH_INLINE_ vmatch_hot_t *vmatch_hot_(const vmatch_engine_t *e)
 {
-    vmatch_hot_t *h = (vmatch_hot_t *)(void *)e;
+    vmatch_hot_t *h = (vmatch_hot_t *)(uintptr_t)(const void *)e;
     return __builtin_expect(h->abi == VMATCH_INLINE_ABI, 1) ? h : NULL;
+}
+
+/* Match bits (and, when care is not NULL, the care mask of a receive) of (ctx, src, tag):
+ * vmatch_mpi_recv's packing, which the library makes with this code too. */
+VMATCH_INLINE_ void vmatch_hot_pack_(const vmatch_hot_pack_t *k, uint32_t ctx, int32_t src,
+                                     int32_t tag, vmatch_bits_t *bits, vmatch_bits_t *care)
+{
+    vmatch_bits_t b = (((uint64_t)(uint32_t)tag & k->tag_mask) << k->tag_shift) |
+                      (((uint64_t)(uint32_t)src & k->src_mask) << k->src_shift) |
+                      (((uint64_t)ctx & k->ctx_mask) << k->ctx_shift);
+    if (care) {
+        /* a wildcard field packs as 0; its care bits are clear but for those the layout
+         * keeps (tag_wild) */
+        vmatch_bits_t src_wild = src == VMATCH_ANY_SOURCE ? k->src_mask << k->src_shift : 0;
+        vmatch_bits_t tag_wild = tag == VMATCH_ANY_TAG ? k->tag_mask << k->tag_shift : 0;
+        b &= ~(src_wild | tag_wild);
+        *care = ~(src_wild | (tag_wild & k->tag_wild));
+    }
+    *bits = b;
 }
 
 /* Queue an exact entry into its line of side q (mixed: its bits' hash), with the calls'
@@ -244,6 +274,59 @@ static inline int vmatch_inline_enqueue_unexpected(vmatch_engine_t *e, vmatch_bi
         vmatch_hot_put_(h, h->side[1], vmatch_line_mix(bits), bits, msg))
         return VMATCH_QUEUED;
     return vmatch_enqueue_unexpected(e, bits, cls, msg);
+}
+
+/* vmatch_mpi_msg. */
+static inline vmatch_bits_t vmatch_inline_mpi_msg(const vmatch_engine_t *e, uint32_t ctx,
+                                                  int32_t src, int32_t tag)
+{
+    vmatch_hot_t *h;
+    vmatch_bits_t bits;
+    if (!e || !(h = vmatch_hot_(e)))
+        return vmatch_mpi_msg(e, ctx, src, tag);
+    vmatch_hot_pack_(&h->pack, ctx, src, tag, &bits, NULL);
+    return bits;
+}
+
+/* vmatch_mpi_recv. */
+static inline void vmatch_inline_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src,
+                                          int32_t tag, vmatch_bits_t *bits, vmatch_bits_t *care)
+{
+    vmatch_hot_t *h;
+    if (e && bits && care && (h = vmatch_hot_(e)))
+        vmatch_hot_pack_(&h->pack, ctx, src, tag, bits, care);
+    else
+        vmatch_mpi_recv(e, ctx, src, tag, bits, care);
+}
+
+/* vmatch_probe: an exact probe that removes (MPI_Improbe, or a receive's search of the
+ * unexpected messages before it queues, as UCX makes it) takes from a line. */
+static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
+                                      vmatch_bits_t care, uint32_t cls, int remove,
+                                      void **msg_out)
+{
+    vmatch_hot_t *h;
+    if (e && msg_out && remove && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e))) {
+        unsigned compared;
+        int rc = vmatch_hot_take_(h->side[1], vmatch_line_mix(bits), bits, msg_out, &compared);
+        if (rc != -1) {
+            h->searches++;
+            h->inspected += compared;
+            return rc;
+        }
+    }
+    return vmatch_probe(e, bits, care, cls, remove, msg_out);
+}
+
+/* vmatch_enqueue_posted. */
+static inline int vmatch_inline_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t bits,
+                                               vmatch_bits_t care, uint32_t cls, void *req)
+{
+    vmatch_hot_t *h;
+    if (e && req && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e)) &&
+        vmatch_hot_put_(h, h->side[0], vmatch_line_mix(bits), bits, req))
+        return VMATCH_QUEUED;
+    return vmatch_enqueue_posted(e, bits, care, cls, req);
 }
 
 #undef VMATCH_INLINE_

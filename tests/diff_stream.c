@@ -253,7 +253,8 @@ static int failed_alloc(run_t *r, int rc)
  * as they were): 0 the library's call, 1 vmatch_inline.h's, 2 (arrivals) the split calls as
  * UCX makes them, vmatch_inline_match_posted then vmatch_inline_enqueue_unexpected.  Inline
  * calls run inline on the default engine (policy=hash, threads off) and fall through to the
- * library everywhere else; both paths meet on every engine. */
+ * library everywhere else; both paths meet on every engine.  Probes take the inline call on
+ * paths 1 and 2. */
 static unsigned path_of(const run_t *r)
 {
     return (unsigned)(((r->op * 0x9E3779B97F4A7C15ull) >> 32) % 3);
@@ -276,6 +277,24 @@ static uint64_t searches_of(const run_t *r)
     vmatch_stats_t st;
     vmatch_stats(r->e, &st);
     return st.searches;
+}
+
+/** A post on the path path_of gives (2: the split calls as UCX makes them, a removing probe
+ * then vmatch_inline_enqueue_posted). */
+static int post_by_path(run_t *r, vmatch_bits_t bits, vmatch_bits_t care, uint32_t cls,
+                        void *req, void **got)
+{
+    switch (path_of(r)) {
+    case 1:
+        return vmatch_inline_post(r->e, bits, care, cls, req, got);
+    case 2: {
+        int rc = vmatch_inline_probe(r->e, bits, care, cls, 1, got);
+        return rc == VMATCH_ENOTFOUND ? vmatch_inline_enqueue_posted(r->e, bits, care, cls, req)
+                                      : rc;
+    }
+    default:
+        return vmatch_post(r->e, bits, care, cls, req, got);
+    }
 }
 
 /** A message's arrival on the path path_of gives. */
@@ -305,8 +324,7 @@ static int op_post(run_t *r, int aim)
     if (!gen_recv(r, aim, &bits, &care, &cls))
         return 0;
     uint64_t before = searches_of(r);
-    rc = path_of(r) ? vmatch_inline_post(r->e, bits, care, cls, req, &got)
-                    : vmatch_post(r->e, bits, care, cls, req, &got);
+    rc = post_by_path(r, bits, care, cls, req, &got);
     snprintf(what, sizeof what, "post(bits=%#" PRIx64 " care=%#" PRIx64 " cls=%u req=%p)", bits,
              care, cls, req);
     if (!one_search(r, before, what))
@@ -352,7 +370,8 @@ static int op_probe(run_t *r, int aim, int remove)
     int rc, wrc;
     if (!gen_recv(r, aim, &bits, &care, &cls))
         return 0;
-    rc = vmatch_probe(r->e, bits, care, cls, remove, &got);
+    rc = path_of(r) ? vmatch_inline_probe(r->e, bits, care, cls, remove, &got)
+                    : vmatch_probe(r->e, bits, care, cls, remove, &got);
     if (failed_alloc(r, rc))
         return 1;
     wrc = ref_probe(&r->ref, bits, care, remove, &want);

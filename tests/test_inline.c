@@ -150,7 +150,7 @@ static void test_same_as_library(void)
         vmatch_bits_t bits = x % 61, care = x % 97 == 0 ? ALL << 4 : ALL;
         void *ga = NULL, *gb = NULL;
         int ra, rb;
-        switch ((x >> 20) % 4) {
+        switch ((x >> 20) % 6) {
         case 0:
             ra = vmatch_inline_post(a, bits, care, 0, &tok[i], &ga);
             rb = vmatch_post(b, bits, care, 0, &tok[i], &gb);
@@ -163,9 +163,17 @@ static void test_same_as_library(void)
             ra = vmatch_inline_match_posted(a, bits, 0, &ga);
             rb = vmatch_match_posted(b, bits, 0, &gb);
             break;
-        default:
+        case 3:
             ra = vmatch_inline_enqueue_unexpected(a, bits, 0, &tok[i]);
             rb = vmatch_enqueue_unexpected(b, bits, 0, &tok[i]);
+            break;
+        case 4:
+            ra = vmatch_inline_probe(a, bits, care, 0, (x >> 30) & 1, &ga);
+            rb = vmatch_probe(b, bits, care, 0, (x >> 30) & 1, &gb);
+            break;
+        default:
+            ra = vmatch_inline_enqueue_posted(a, bits, care, 0, &tok[i]);
+            rb = vmatch_enqueue_posted(b, bits, care, 0, &tok[i]);
         }
         CHECK_EQ(ra, rb);
         CHECK(ga == gb);
@@ -181,6 +189,35 @@ static void test_same_as_library(void)
     vmatch_destroy(b);
 }
 
+/* The inline packing is the library's, for every layout, wildcards included. */
+static void test_packing(void)
+{
+    static const char *const specs[] = {"", "layout=ompi-ucx", "layout=mpich-ucx",
+                                        "layout.ctx=12 layout.src=20 layout.tag=28"};
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+        vmatch_engine_t *e = NULL;
+        if (vmatch_inline_create(specs[s], &e) != VMATCH_OK) {
+            CHECK(!"a layout of the packing test was refused");
+            fprintf(stderr, "  \"%s\": %s\n", specs[s], vmatch_last_error());
+            continue;
+        }
+        uint64_t x = 0x9E3779B97F4A7C15ull * (s + 1);
+        for (int i = 0; i < 4000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint32_t ctx = (uint32_t)(x & 0xffff);
+            int32_t src = i % 7 == 0 ? VMATCH_ANY_SOURCE : (int32_t)((x >> 16) & 0xfffff);
+            int32_t tag = i % 5 == 0 ? VMATCH_ANY_TAG : (int32_t)((x >> 36) & 0x7ffffff);
+            vmatch_bits_t b1, c1, b2, c2;
+            vmatch_inline_mpi_recv(e, ctx, src, tag, &b1, &c1);
+            vmatch_mpi_recv(e, ctx, src, tag, &b2, &c2);
+            CHECK(b1 == b2 && c1 == c2);
+            CHECK(vmatch_inline_mpi_msg(e, ctx, src & 0xfffff, tag & 0x7ffffff) ==
+                  vmatch_mpi_msg(e, ctx, src & 0xfffff, tag & 0x7ffffff));
+        }
+        vmatch_destroy(e);
+    }
+}
+
 int main(void)
 {
     test_version();
@@ -188,5 +225,6 @@ int main(void)
     test_gate();
     test_order();
     test_same_as_library();
+    test_packing();
     return check_report("test_inline");
 }

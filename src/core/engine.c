@@ -22,7 +22,7 @@ static const vm_calls_t calls_exchange, calls_plain;
 #define VM_HOT_AT(f, g) (offsetof(vmatch_hot_t, f) == offsetof(struct vmatch_engine, g))
 _Static_assert(VM_HOT_AT(seq, call.seq) && VM_HOT_AT(inspected, call.inspected) &&
                    VM_HOT_AT(abi, call.abi) && VM_HOT_AT(searches, searches) &&
-                   VM_HOT_AT(side, hot),
+                   VM_HOT_AT(side, hot) && VM_HOT_AT(pack, packing),
                "the engine starts as vmatch_hot_t says");
 
 static uint64_t field_mask(unsigned bits)
@@ -431,23 +431,6 @@ uint32_t vmatch_coll_class(vmatch_engine_t *e, uint32_t op, uint64_t msg_bytes,
 }
 
 /* Pack without checks: each value is cut to its field, wildcards clear care bits. */
-static inline void pack(const vm_packing_t *k, uint32_t ctx, int32_t src, int32_t tag,
-                        vmatch_bits_t *bits, vmatch_bits_t *care)
-{
-    vmatch_bits_t b = (((uint64_t)(uint32_t)tag & k->tag_mask) << k->tag_shift) |
-                      (((uint64_t)(uint32_t)src & k->src_mask) << k->src_shift) |
-                      (((uint64_t)ctx & k->ctx_mask) << k->ctx_shift);
-    if (care) {
-        /* a wildcard field packs as 0; its care bits are clear but for those the layout
-         * keeps (tag_wild) */
-        vmatch_bits_t src_wild = src == VMATCH_ANY_SOURCE ? k->src_mask << k->src_shift : 0;
-        vmatch_bits_t tag_wild = tag == VMATCH_ANY_TAG ? k->tag_mask << k->tag_shift : 0;
-        b &= ~(src_wild | tag_wild);
-        *care = ~(src_wild | (tag_wild & k->tag_wild));
-    }
-    *bits = b;
-}
-
 int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t tag,
                     vmatch_bits_t *bits, vmatch_bits_t *care)
 {
@@ -464,7 +447,7 @@ int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t
     if (!wild_tag && (tag < 0 || (uint64_t)tag > field_mask(c->tag_bits)))
         return vm_fail(VMATCH_EINVAL, "mpi_pack: tag %d does not fit %u bits%s", tag,
                        c->tag_bits, care ? "" : " (messages take no wildcard)");
-    pack(&e->packing, ctx, src, tag, bits, care);
+    vmatch_hot_pack_(&e->packing, ctx, src, tag, bits, care);
     return VMATCH_OK;
 }
 
@@ -472,7 +455,7 @@ vmatch_bits_t vmatch_mpi_msg(const vmatch_engine_t *e, uint32_t ctx, int32_t src
 {
     vmatch_bits_t bits = 0;
     if (e)
-        pack(&e->packing, ctx, src, tag, &bits, NULL);
+        vmatch_hot_pack_(&e->packing, ctx, src, tag, &bits, NULL);
     return bits;
 }
 
@@ -480,7 +463,7 @@ void vmatch_mpi_recv(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_
                      vmatch_bits_t *bits, vmatch_bits_t *care)
 {
     if (e && bits && care)
-        pack(&e->packing, ctx, src, tag, bits, care);
+        vmatch_hot_pack_(&e->packing, ctx, src, tag, bits, care);
 }
 
 void vmatch_layout_shifts(const vmatch_engine_t *e, unsigned *ctx_shift, unsigned *src_shift,

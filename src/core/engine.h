@@ -7,16 +7,9 @@
 #include "profile.h"
 #include "queue.h"
 
-/* The layout as masks and shifts, worked out once: vmatch_mpi_msg / _recv run on every
- * operation of a port. */
-typedef struct vm_packing {
-    uint64_t tag_mask, src_mask, ctx_mask;    /* each field's width, in the low bits */
-    unsigned tag_shift, src_shift, ctx_shift; /* each field's lowest bit (cfg's) */
-    vmatch_bits_t tag_wild; /* the tag bits VMATCH_ANY_TAG clears: all of the field, or
-                               all but its top bit for layout=ompi-ucx (Open MPI keeps that
-                               bit in every mask, so that ANY_TAG never takes the negative
-                               tags of its collectives) */
-} vm_packing_t;
+/* The layout as masks and shifts, worked out once (vmatch_inline.h's vmatch_hot_pack_t):
+ * vmatch_mpi_msg / _recv run on every operation of a port. */
+typedef vmatch_hot_pack_t vm_packing_t;
 
 /* The matching calls of an engine (arguments checked by the API), picked once at create:
  * engine.c's for a single-threaded engine, as its policy and profile.record want; threads.c
@@ -48,9 +41,9 @@ struct vmatch_engine {
      * published part (vm_side_t.hot; NULL while call.abi is 0). */
     uint64_t searches; /* searches made */
     vmatch_hot_side_t *hot[2];
+    vm_packing_t packing;
     vm_calls_t calls;
     vm_config_t cfg;
-    vm_packing_t packing;
     vm_env_t env;
     vm_side_t *side[2]; /* VM_PRQ, VM_UMQ; each counts its entries (vm_side_t.len) */
     /* The policy's exchange (vm_policy_t), NULL when it has none; fast: the same while the
