@@ -112,10 +112,9 @@ VMATCH_INLINE_ uint32_t vmatch_line_bucket(uint32_t mixed, uint32_t nb)
 VMATCH_INLINE_ int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *payload,
                                    uint64_t seq)
 {
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
+    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL, w = used0;
     if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
         return 0;
-    unsigned w = used0;
     s->bits[w] = bits;
     s->payload[w] = payload;
     s->seq[w] = seq;
@@ -130,11 +129,11 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
     /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
      * are compared with flags and the older match picked with a conditional move. */
     unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1;
+    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1, w;
     *compared = used0 + used1;
     if (!m) /* one branch on both ways: the way that holds the entry varies */
         return 0;
-    unsigned w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
+    w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
     *payload = s->payload[w];
     s->payload[w] = NULL;
     return 1;
@@ -187,12 +186,13 @@ VMATCH_INLINE_ int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32
 VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch_bits_t bits,
                                     void **out, unsigned *compared)
 {
+    vmatch_line_t *l;
     *compared = 0;
     if (!s->len) /* an empty side is not searched, whatever its state */
         return VMATCH_ENOTFOUND;
     if (s->slow)
         return -1;
-    vmatch_line_t *l = &s->table[vmatch_line_bucket(mixed, s->nb)];
+    l = &s->table[vmatch_line_bucket(mixed, s->nb)];
     if (vmatch_line_take(l, bits, out, compared)) {
         s->len--;
         s->count--;
