@@ -104,18 +104,34 @@ build_vmatch() {
         -DVMATCH_BUILD_TESTS=OFF -DVMATCH_BUILD_BENCH=OFF >/dev/null
     nice -n 19 cmake --build "$work/vmatch-build" -j "$jobs" >/dev/null
     echo "$vsrc $rev" >"$work/vmatch-build/.vmatch-rev"
-    # git archive dates every file at its commit, so each new revision would install
-    # vmatch.h with a newer time even when it is unchanged, and make would recompile the
-    # port's files that include it.  An unchanged header keeps its old time.
-    local hdr=$vm/include/vmatch.h old=$work/vmatch.h.installed
-    [ -f "$hdr" ] && cp -p "$hdr" "$old"
+    # git archive dates every file at its commit, so each new revision would install the
+    # headers with a newer time even when they are unchanged, and make would recompile the
+    # port's files that include them.  An unchanged header keeps its old time.
+    local hdr old=$work/vmatch-headers.installed
+    rm -rf "$old" && mkdir -p "$old"
+    for hdr in "$vm"/include/vmatch*.h; do
+        [ -f "$hdr" ] && cp -p "$hdr" "$old/"
+    done
     cmake --install "$work/vmatch-build" --prefix "$vm" >/dev/null
-    if [ -f "$old" ] && cmp -s "$hdr" "$old"; then
-        touch -r "$old" "$hdr"
-    elif [ -f "$old" ]; then
-        log "vmatch.h changed: $note"
-    fi
-    rm -f "$old"
+    for hdr in "$vm"/include/vmatch*.h; do
+        if [ -f "$old/${hdr##*/}" ] && cmp -s "$hdr" "$old/${hdr##*/}"; then
+            touch -r "$old/${hdr##*/}" "$hdr"
+        elif [ -n "$(ls -A "$old")" ]; then
+            log "${hdr##*/} changed: $note"
+        fi
+    done
+    rm -rf "$old"
+}
+
+# vmatch_headers_newer PREFIX: true when a vmatch header in $vm is newer than the port's
+# install in PREFIX.  The patched ports include vmatch.h and compile vmatch_inline.h's
+# calls into their own code, so either one changed means a rebuild.
+vmatch_headers_newer() {
+    local hdr
+    for hdr in "$vm"/include/vmatch*.h; do
+        [ "$hdr" -nt "$1/.vmatch-installed" ] && return 0
+    done
+    return 1
 }
 
 # The configure environment that brings vmatch in, so that no build file is patched; the
