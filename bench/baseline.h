@@ -48,6 +48,36 @@ class Baseline
     virtual uint64_t queues() const = 0;    // lists / buckets / vectors allocated now
 };
 
+// A design defined as a concrete class Q (baseline_ob1.h, baseline_ucx.h: the calls above,
+// non-virtual, in the header) behind the virtual calls: the baseline of the tables, which
+// pays a call per operation as vmatch's library calls do.  A caller that knows Q calls it
+// directly instead and gets the calls compiled into its loop (replay_inline.h).
+template <class Q> class BaselineOf final : public Baseline
+{
+  public:
+    BaselineOf(const Layout &layout, uint32_t nprocs) : q_(layout, nprocs) {}
+    int post(uint64_t bits, uint64_t care, void *req, void **msg_out) override
+    {
+        return q_.post(bits, care, req, msg_out);
+    }
+    int arrive(uint64_t bits, void *msg, void **req_out) override
+    {
+        return q_.arrive(bits, msg, req_out);
+    }
+    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out) override
+    {
+        return q_.probe(bits, care, remove, msg_out);
+    }
+    int cancel(void *req) override { return q_.cancel(req); }
+    int remove_unexpected(void *msg) override { return q_.remove_unexpected(msg); }
+    uint64_t inspected() const override { return q_.inspected(); }
+    uint64_t bytes() const override { return q_.bytes(); }
+    uint64_t queues() const override { return q_.queues(); }
+
+  private:
+    Q q_;
+};
+
 struct BaselineInfo {
     const char *name;   // short label for tables: "mpich", "ob1", "ucx", "fuzzy"
     const char *models; // one line: what it models
@@ -57,7 +87,8 @@ struct BaselineInfo {
 // Every baseline, in table order (baselines.cc).
 const std::vector<BaselineInfo> &baselines();
 
-// The factories, one file each (baseline_<name>.cc).
+// The factories: mpich and fuzzy in baseline_<name>.cc, ob1 and ucx in baselines.cc (their
+// designs are the classes of baseline_<name>.h).
 std::unique_ptr<Baseline> make_mpich(const Layout &layout, uint32_t nprocs);
 std::unique_ptr<Baseline> make_ob1(const Layout &layout, uint32_t nprocs);
 std::unique_ptr<Baseline> make_ucx(const Layout &layout, uint32_t nprocs);

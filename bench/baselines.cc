@@ -1,8 +1,21 @@
-// baselines.cc -- the registry of comparators (baseline.h), in table order.
+// baselines.cc -- the registry of comparators (baseline.h), in table order, and the factories
+// of the designs defined as classes in headers (ob1, ucx).
 #include "baseline.h"
+#include "baseline_ob1.h"
+#include "baseline_ucx.h"
 
 namespace vmb
 {
+
+std::unique_ptr<Baseline> make_ob1(const Layout &layout, uint32_t nprocs)
+{
+    return std::unique_ptr<Baseline>(new BaselineOf<Ob1Queue>(layout, nprocs));
+}
+
+std::unique_ptr<Baseline> make_ucx(const Layout &layout, uint32_t nprocs)
+{
+    return std::unique_ptr<Baseline>(new BaselineOf<UcxQueue>(layout, nprocs));
+}
 
 const std::vector<BaselineInfo> &baselines()
 {

@@ -1,5 +1,10 @@
-// baseline_ucx.cc -- a UCX-style tag-matching queue (ucp/tag/tag_match.h and .inl, UCX
+// baseline_ucx.h -- a UCX-style tag-matching queue (ucp/tag/tag_match.h and .inl, UCX
 // 1.13), reimplemented from its published design.
+//
+// One implementation, two ways to call it: UcxQueue is a concrete class defined here, so a
+// caller that knows the type compiles its calls into its own loop with no call boundary, as
+// the library it models inlines them (the report's ucx-inl, replay_inline.h); the
+// baseline ucx is the same class behind Baseline's virtual calls (BaselineOf, baseline.h).
 //
 // What it models:
 //   - One tag-matching context for everything: the 64 match bits are UCX's tag, receives
@@ -35,6 +40,8 @@
 // posted request (16 bytes), the two list links of each descriptor (32 bytes) -- what
 // matching holds beyond the request and descriptor objects.  queues(): the buckets of both
 // tables plus the wildcard queue and the list of all unexpected messages.
+#pragma once
+
 #include "baseline.h"
 #include "baseline_util.h"
 #include "vmatch.h"
@@ -45,7 +52,7 @@
 
 namespace vmb
 {
-namespace
+namespace ucx
 {
 
 constexpr uint32_t kHashSize = 1021;  // a prime just below 1024, as UCX uses
@@ -56,7 +63,7 @@ constexpr size_t kDescBytes = 64;         // ucp_recv_desc_t and the eager tag h
 constexpr uint64_t kExpEntryBytes = 16;   // queue link and sequence number
 constexpr uint64_t kUnexpEntryBytes = 32; // two list links
 
-uint32_t hash_of(uint64_t tag)
+inline uint32_t hash_of(uint64_t tag)
 {
     return ((uint32_t)tag % kHashSize) ^ ((uint32_t)(tag >> 32) % kHashSize);
 }
@@ -105,16 +112,17 @@ struct DList {
     Desc *head = nullptr, *tail = nullptr;
 };
 
-class Ucx final : public Baseline
+class UcxQueue final
 {
   public:
-    explicit Ucx(const Layout &l)
+    // nprocs: unused (one tag-matching context for every peer), for the interface of Ob1Queue.
+    UcxQueue(const Layout &l, uint32_t /*nprocs*/)
         : layout_(l), full_(Layout::mask(l.ctx_bits + l.src_bits + l.tag_bits)),
           exp_(kHashAlloc), unexp_(kHashAlloc)
     {
     }
 
-    int post(uint64_t bits, uint64_t care, void *req, void **msg_out) override
+    int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
     {
         Desc *d = find_unexpected(bits, care);
         if (d) {
@@ -132,7 +140,7 @@ class Ucx final : public Baseline
         return VMATCH_QUEUED;
     }
 
-    int arrive(uint64_t bits, void *msg, void **req_out) override
+    int arrive(uint64_t bits, void *msg, void **req_out)
     {
         uint32_t h = hash_of(bits);
         Queue &bucket = exp_[h];
@@ -167,7 +175,7 @@ class Ucx final : public Baseline
         return VMATCH_QUEUED;
     }
 
-    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out) override
+    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
     {
         Desc *d = find_unexpected(bits, care);
         if (!d)
@@ -178,7 +186,7 @@ class Ucx final : public Baseline
         return VMATCH_MATCHED;
     }
 
-    int cancel(void *req) override
+    int cancel(void *req)
     {
         if (cancel_in(wild_, req))
             return VMATCH_OK;
@@ -188,7 +196,7 @@ class Ucx final : public Baseline
         return VMATCH_ENOTFOUND;
     }
 
-    int remove_unexpected(void *msg) override
+    int remove_unexpected(void *msg)
     {
         for (Desc *d = all_.head; d; d = d->all_next) {
             inspected_++;
@@ -200,15 +208,15 @@ class Ucx final : public Baseline
         return VMATCH_ENOTFOUND;
     }
 
-    uint64_t inspected() const override { return inspected_; }
+    uint64_t inspected() const { return inspected_; }
 
-    uint64_t bytes() const override
+    uint64_t bytes() const
     {
         return sizeof(*this) + kHashAlloc * (sizeof(Queue) + sizeof(DList)) +
                nexp_ * kExpEntryBytes + nunexp_ * kUnexpEntryBytes;
     }
 
-    uint64_t queues() const override { return 2 * kHashAlloc + 2; }
+    uint64_t queues() const { return 2 * kHashAlloc + 2; }
 
   private:
     // The oldest unexpected message a receive (bits, care) takes: its bucket's list when
@@ -278,11 +286,8 @@ class Ucx final : public Baseline
     ObjPool<Desc> descs_;
 };
 
-} // namespace
+} // namespace ucx
 
-std::unique_ptr<Baseline> make_ucx(const Layout &layout, uint32_t /*nprocs*/)
-{
-    return std::unique_ptr<Baseline>(new Ucx(layout));
-}
+using ucx::UcxQueue;
 
 } // namespace vmb

@@ -1,5 +1,10 @@
-// baseline_ob1.cc -- an Open MPI ob1-style receive queue (ompi/mca/pml/ob1, without the
+// baseline_ob1.h -- an Open MPI ob1-style receive queue (ompi/mca/pml/ob1, without the
 // custommatch option), reimplemented from its published design.
+//
+// One implementation, two ways to call it: Ob1Queue is a concrete class defined here, so a
+// caller that knows the type compiles its calls into its own loop with no call boundary, as
+// the library it models inlines them (the report's ob1-inl, replay_inline.h); the
+// baseline ob1 is the same class behind Baseline's virtual calls (BaselineOf, baseline.h).
 //
 // What it models:
 //   - Per communicator (context id): an array with one slot per peer rank (sized to the
@@ -34,6 +39,8 @@
 // and the opal_list_item_t part of each queued object (object header and two links, 32
 // bytes) -- what matching holds beyond the requests and fragments MPI keeps anyway.
 // queues(): the wildcard list of each communicator and two lists per peer state.
+#pragma once
+
 #include "baseline.h"
 #include "baseline_util.h"
 #include "vmatch.h"
@@ -44,7 +51,7 @@
 
 namespace vmb
 {
-namespace
+namespace ob1
 {
 
 constexpr uint64_t kListItemBytes = 32; // opal_list_item_t: object header, next, prev
@@ -87,17 +94,20 @@ struct Comm {
     std::vector<Proc *> procs;
 };
 
-bool tag_match(int32_t want, int32_t tag)
+inline bool tag_match(int32_t want, int32_t tag)
 {
     return want == tag || (want == VMATCH_ANY_TAG && tag >= 0);
 }
 
-class Ob1 final : public Baseline
+class Ob1Queue final
 {
   public:
-    Ob1(const Layout &l, uint32_t nprocs) : layout_(l), nprocs_(nprocs) {}
+    Ob1Queue(const Layout &l, uint32_t nprocs) : layout_(l), nprocs_(nprocs) {}
 
-    ~Ob1() override
+    Ob1Queue(const Ob1Queue &) = delete;
+    Ob1Queue &operator=(const Ob1Queue &) = delete;
+
+    ~Ob1Queue()
     {
         for (Comm *c : comms_)
             if (c) {
@@ -107,7 +117,7 @@ class Ob1 final : public Baseline
             }
     }
 
-    int post(uint64_t bits, uint64_t care, void *req, void **msg_out) override
+    int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
     {
         MpiKey k = decode_recv(layout_, bits, care);
         Comm &c = comm(k.ctx);
@@ -130,7 +140,7 @@ class Ob1 final : public Baseline
         return VMATCH_QUEUED;
     }
 
-    int arrive(uint64_t bits, void *msg, void **req_out) override
+    int arrive(uint64_t bits, void *msg, void **req_out)
     {
         MpiKey k = decode_msg(layout_, bits);
         Comm &c = comm(k.ctx);
@@ -157,7 +167,7 @@ class Ob1 final : public Baseline
         return VMATCH_QUEUED;
     }
 
-    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out) override
+    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
     {
         MpiKey k = decode_recv(layout_, bits, care);
         Comm &c = comm(k.ctx);
@@ -170,7 +180,7 @@ class Ob1 final : public Baseline
         return VMATCH_MATCHED;
     }
 
-    int cancel(void *req) override
+    int cancel(void *req)
     {
         for (Comm *c : comms_) {
             if (!c)
@@ -185,7 +195,7 @@ class Ob1 final : public Baseline
         return VMATCH_ENOTFOUND;
     }
 
-    int remove_unexpected(void *msg) override
+    int remove_unexpected(void *msg)
     {
         for (Comm *c : comms_) {
             if (!c)
@@ -198,9 +208,9 @@ class Ob1 final : public Baseline
         return VMATCH_ENOTFOUND;
     }
 
-    uint64_t inspected() const override { return inspected_; }
+    uint64_t inspected() const { return inspected_; }
 
-    uint64_t bytes() const override
+    uint64_t bytes() const
     {
         uint64_t b = sizeof(*this) + comms_.capacity() * sizeof(Comm *);
         for (const Comm *c : comms_)
@@ -209,7 +219,7 @@ class Ob1 final : public Baseline
         return b + nprocs_alloc_ * sizeof(Proc) + nitems_ * kListItemBytes;
     }
 
-    uint64_t queues() const override { return ncomms_ + 2 * nprocs_alloc_; }
+    uint64_t queues() const { return ncomms_ + 2 * nprocs_alloc_; }
 
   private:
     Comm &comm(uint32_t ctx)
@@ -312,11 +322,8 @@ class Ob1 final : public Baseline
     ObjPool<Ob1Frag> frags_;
 };
 
-} // namespace
+} // namespace ob1
 
-std::unique_ptr<Baseline> make_ob1(const Layout &layout, uint32_t nprocs)
-{
-    return std::unique_ptr<Baseline>(new Ob1(layout, nprocs));
-}
+using ob1::Ob1Queue;
 
 } // namespace vmb
