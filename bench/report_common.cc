@@ -195,6 +195,19 @@ size_t find_engine(const Report &rep, const std::string &label)
     return (size_t)-1;
 }
 
+size_t default_engine(const Report &rep)
+{
+    std::string resolved, why;
+    if (!check_spec("", resolved, why))
+        return (size_t)-1;
+    for (size_t i = 0; i < rep.engines().size(); i++) {
+        const Engine &en = rep.engines()[i];
+        if (!en.base && !en.inl && en.resolved == resolved)
+            return i;
+    }
+    return (size_t)-1;
+}
+
 // Why a cell shows no figure (or the empty string when it has one).
 std::string cell_problem(const Cell &c)
 {
@@ -227,6 +240,35 @@ void print_targets(FILE *f, const std::vector<Target> &t)
             fprintf(f, "%-9s %s: %s\n", x.verdict.c_str(), x.what.c_str(), x.figure.c_str());
 }
 
+// "N workloads, M above B: worst NAME FIG, best NAME FIG" from the judged rows, into out;
+// nothing when no workload was selected (--only).
+void summarize(std::vector<Target> &out, const std::string &what,
+               const std::vector<Judged> &rows, const std::vector<std::string> &without,
+               double bound)
+{
+    if (rows.empty() && without.empty())
+        return;
+    Target t;
+    t.what = what;
+    size_t above = 0;
+    const Judged *worst = nullptr, *best = nullptr;
+    for (const Judged &j : rows) {
+        above += j.value > bound;
+        worst = !worst || j.value > worst->value ? &j : worst;
+        best = !best || j.value < best->value ? &j : best;
+    }
+    t.figure = fmt("%zu workload%s, %zu above %.2g", rows.size(), rows.size() == 1 ? "" : "s",
+                   above, bound);
+    if (worst)
+        t.figure += "; worst " + worst->name + " " + worst->text;
+    if (best && best != worst)
+        t.figure += ", best " + best->name + " " + best->text;
+    for (const std::string &w : without)
+        t.figure += "; no figure: " + w;
+    t.verdict = verdict(above > 0, !without.empty());
+    out.push_back(t);
+}
+
 std::string verdict(bool missed, bool missing)
 {
     return missed ? "missed" : missing ? "no figure" : "met";
@@ -250,12 +292,7 @@ std::vector<Engine> section_engines(const char *section, const std::vector<Secti
         Engine en;
         en.label = sp.label;
         if (!sp.spec) {
-            for (const vmb::BaselineInfo &b : vmb::baselines())
-                if (en.label == b.name) {
-                    en.base = &b;
-                    en.resolved = b.models;
-                }
-            if (en.base)
+            if (named_engine(sp.label, en))
                 out.push_back(en);
             continue;
         }

@@ -40,11 +40,41 @@ constexpr const char *kHashSpec = "policy=hash storage=llv";
 // per-source insertion counts.
 constexpr const char *kRecorderSpec = "policy=single storage=llv profile.record=on";
 
+// The contenders compiled into the replay loop (report_inline.cc): the default engine
+// through vmatch_inline.h and the ob1 and UCX designs called as their classes.  The
+// headline table compares the first with the fastest of the others, row by row.
+constexpr const char *kHashInlineLabel = "hash-inl";
+constexpr const char *kOb1InlineLabel = "ob1-inl";
+constexpr const char *kUcxInlineLabel = "ucx-inl";
+
 // ---- engines ----
+
+// A contender whose calls are compiled into the replay loop (replay_inline.h): one virtual
+// call per replayed range, none per operation.
+class InlineReplay
+{
+  public:
+    virtual ~InlineReplay() = default;
+    // Replay operations [from, to) of p as vm_wl_run does.
+    virtual int run(const vm_wl_prep_t *p, size_t from, size_t to, uint32_t *out, char *err,
+                    size_t errlen) = 0;
+    // The same calls behind function pointers, for preparing and the untimed pass.
+    vm_wl_backend_t b{};
+};
+
+struct InlineInfo {
+    const char *label, *models;
+    // A new contender for trace t, or nullptr with err.
+    std::unique_ptr<InlineReplay> (*make)(const vm_trace_t &t, std::string &err);
+};
+
+// The inline contenders, in table order (report_inline.cc).
+const std::vector<InlineInfo> &inline_engines();
 
 struct Engine {
     std::string label, spec, resolved, note;
     const vmb::BaselineInfo *base = nullptr; // a baseline, else a vmatch spec
+    const InlineInfo *inl = nullptr;         // or a contender compiled into the loop
     // pnp-static: a profile of the same workload is recorded first (an untimed replay with
     // profile.record=on) and the engine gets "profile=FILE" after its spec.
     bool profiled = false;
@@ -61,12 +91,33 @@ struct Instance {
     vm_wl_backend_t b{};
     vmatch_engine_t *e = nullptr;
     std::unique_ptr<vmb::Baseline> bl;
+    std::unique_ptr<InlineReplay> ir; // an inline contender: b is its ir->b
     ~Instance() { vmatch_destroy(e); }
 };
+
+// A backend over self through Calls, with the default layout (the library engines' too, so
+// that every implementation is handed the same match bits).
+template <class Calls> void fill_backend(vm_wl_backend_t &b, void *self)
+{
+    vmb::Layout l;
+    b.self = self;
+    b.ctx_bits = l.ctx_bits;
+    b.src_bits = l.src_bits;
+    b.tag_bits = l.tag_bits;
+    b.post = Calls::post;
+    b.arrive = Calls::arrive;
+    b.probe = Calls::probe;
+    b.cancel = Calls::cancel;
+    b.remove = Calls::remove;
+}
 
 // A new instance for trace t, or nullptr with err.  profile: the file a profiled engine reads.
 std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, std::string &err,
                                         const std::string &profile = "");
+
+// A baseline or an inline contender by its label: en's label, base or inl and resolved set;
+// false when there is none of that name (report_inline.cc).
+bool named_engine(const std::string &label, Engine &en);
 
 // Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
 bool check_spec(const std::string &spec, std::string &resolved, std::string &why);
@@ -212,6 +263,9 @@ double bytes_per_entry(const Cell &c);
 // Why a cell shows no figure (or the empty string when it has one).
 std::string cell_problem(const Cell &c);
 size_t find_engine(const Report &rep, const std::string &label);
+// The column of the default engine through the library's calls: the one whose resolved spec
+// is vmatch_create("")'s (collect_engines shows an engine once, under its first label).
+size_t default_engine(const Report &rep);
 // s right-aligned in w columns; UTF-8 continuation bytes (of the ±) take no column.
 std::string pad(const std::string &s, int w);
 
@@ -228,6 +282,24 @@ void print_targets(FILE *f, const std::vector<Target> &t);
 
 // "missed" when a figure misses the target, else "no figure" when one is missing, else "met".
 std::string verdict(bool missed, bool missing);
+
+// A workload a target judges: its figure and that figure as printed.
+struct Judged {
+    std::string name;
+    double value;
+    std::string text;
+};
+
+// The target what, met when no row's value is above bound: "N workloads, M above B; worst
+// NAME FIG, best NAME FIG" and the rows without a figure, into out; nothing when there are
+// no rows (--only).
+void summarize(std::vector<Target> &out, const std::string &what,
+               const std::vector<Judged> &rows, const std::vector<std::string> &without,
+               double bound);
+
+// A workload whose max q is at most this: a collective whose queues hold one or two entries
+// (the lean and headline targets judge these apart).
+constexpr uint64_t kShortQueue = 2;
 
 // what, met when the median of a's time over b's within each repetition of row (time_ratio,
 // the figure) is at most bound.

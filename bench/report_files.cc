@@ -39,7 +39,10 @@ void write_json_engines(FILE *f, const Report &rep, const char *ind)
         fprintf(f,
                 "%s  {\"label\": %s, \"kind\": %s, \"spec\": %s, \"resolved\": %s, "
                 "\"first_iteration_only\": %s}%s\n",
-                ind, json_str(en[i].label).c_str(), en[i].base ? "\"baseline\"" : "\"vmatch\"",
+                ind, json_str(en[i].label).c_str(),
+                en[i].base  ? "\"baseline\""
+                : en[i].inl ? "\"inline\""
+                            : "\"vmatch\"",
                 json_str(en[i].base ? en[i].base->models
                                     : en[i].spec + (en[i].profiled ? " profile=FILE" : ""))
                     .c_str(),

@@ -18,7 +18,6 @@ namespace vmr
 namespace
 {
 
-const uint64_t kShortQueue = 2;    // a workload whose max q is at most this: a short collective
 const double kShortBound = 1.2;    // the default engine's time / mpich's, / ucx's
 const uint64_t kManyEntries = 64;  // bytes per entry are judged where at least this many queue
 const double kBytesBound = 1.3;    // llv's bytes per entry / ll's
@@ -27,55 +26,6 @@ const double kPnpTimeBound = 0.5;  // pnp c=46 / single+llv, time per operation
 const double kPnpBytesBound = 1.5; // pnp c=46 / ob1, bytes at the peak
 // policy=pnp pnp.cap=46 over llv (pnp.threshold at its default, 100): the spec of the issue.
 const char *const kPnpLabel = "pnp t=100 c=46";
-
-// The column of the default engine: the one whose resolved spec is vmatch_create("")'s
-// (collect_engines shows an engine once, under its first label).
-size_t default_engine(const Report &rep)
-{
-    std::string resolved, why;
-    if (!check_spec("", resolved, why))
-        return (size_t)-1;
-    for (size_t i = 0; i < rep.engines().size(); i++)
-        if (!rep.engines()[i].base && rep.engines()[i].resolved == resolved)
-            return i;
-    return (size_t)-1;
-}
-
-// What the target asks of every row: a figure (false: none) and whether it is met.
-struct Judged {
-    std::string name;
-    double value;
-    std::string text; // the figure as printed
-};
-
-// "N workloads, M above B: worst NAME FIG, best NAME FIG" from the judged rows, into out;
-// nothing when no workload was selected (--only).
-void summarize(std::vector<Target> &out, const std::string &what,
-               const std::vector<Judged> &rows, const std::vector<std::string> &without,
-               double bound)
-{
-    if (rows.empty() && without.empty())
-        return;
-    Target t;
-    t.what = what;
-    size_t above = 0;
-    const Judged *worst = nullptr, *best = nullptr;
-    for (const Judged &j : rows) {
-        above += j.value > bound;
-        worst = !worst || j.value > worst->value ? &j : worst;
-        best = !best || j.value < best->value ? &j : best;
-    }
-    t.figure = fmt("%zu workload%s, %zu above %.2g", rows.size(), rows.size() == 1 ? "" : "s",
-                   above, bound);
-    if (worst)
-        t.figure += "; worst " + worst->name + " " + worst->text;
-    if (best && best != worst)
-        t.figure += ", best " + best->name + " " + best->text;
-    for (const std::string &w : without)
-        t.figure += "; no figure: " + w;
-    t.verdict = verdict(above > 0, !without.empty());
-    out.push_back(t);
-}
 
 // On every workload of the table with queues of one or two entries: the default engine's time
 // / versus's, the median of the ratio within each repetition.

@@ -64,6 +64,10 @@ const PnpSpec kPnpGatherSpecs[] = {
     {"pnp+ll t=100 c=46", "policy=pnp storage=ll pnp.threshold=100 pnp.cap=46", false, false},
     {"static+llv c=1", "policy=pnp-static storage=llv pnp.cap=1", true, false},
     {"static+llv c=46", "policy=pnp-static storage=llv pnp.cap=46", true, false},
+    // The contenders compiled into the replay loop, for the headline (report_inline.cc).
+    {kHashInlineLabel, nullptr, false, false},
+    {kOb1InlineLabel, nullptr, false, false},
+    {kUcxInlineLabel, nullptr, false, false},
 };
 
 // The gather repeated 5 times (iters=5: FDS gathers at every time step; each iteration ends

@@ -151,7 +151,7 @@ void print_pnp_gather(FILE *f, const Report &rep, bool legend)
                 part = fmt("%llu", (unsigned long long)c.end_partners);
                 lev = fmt("%llu", (unsigned long long)c.end_levels);
                 q = fmt("%llu", (unsigned long long)c.end.queues);
-            } else if (en[i].base) {
+            } else if (en[i].base || en[i].inl) {
                 q = fmt("%llu", (unsigned long long)c.m.queues_peak);
             }
             fprintf(f, "  %-23s %8s %s %s %11s %9.1f %8s %6s %6s %6.0f\n", en[i].label.c_str(),

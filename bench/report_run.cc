@@ -73,22 +73,6 @@ struct RefCalls {
     static int remove(void *self, void *msg) { return ref_remove_unexpected(of(self), msg); }
 };
 
-// A backend over self through Calls, with the default layout (the library engines' too, so
-// that every implementation is handed the same match bits).
-template <class Calls> void fill_backend(vm_wl_backend_t &b, void *self)
-{
-    vmb::Layout l;
-    b.self = self;
-    b.ctx_bits = l.ctx_bits;
-    b.src_bits = l.src_bits;
-    b.tag_bits = l.tag_bits;
-    b.post = Calls::post;
-    b.arrive = Calls::arrive;
-    b.probe = Calls::probe;
-    b.cancel = Calls::cancel;
-    b.remove = Calls::remove;
-}
-
 // The correct outcomes: the trace on the reference model.
 bool reference(const vm_trace_t &t, uint32_t *out, vm_wl_measure_t &m, char *err, size_t errlen)
 {
@@ -125,6 +109,12 @@ std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, s
                                         const std::string &profile)
 {
     std::unique_ptr<Instance> in(new Instance());
+    if (en.inl) {
+        if (!(in->ir = en.inl->make(t, err)))
+            return nullptr;
+        in->b = in->ir->b;
+        return in;
+    }
     if (en.base) {
         in->bl = en.base->make(vmb::Layout(), t.nprocs);
         fill_backend<BaselineCalls>(in->b, in->bl.get());
@@ -364,11 +354,15 @@ double Report::timed(const Engine &en, const vm_trace_t &t, vm_wl_prep_t &p, boo
                 return -1;
             }
         }
+        // An inline contender replays with its calls compiled into its own loop.
+        InlineReplay *ir = in->ir.get();
         uint64_t t0 = vm_wl_cpu_ns();
-        int rc = vm_wl_run(&p, &in->b, 0, k, got.data(), err, sizeof err);
+        int rc = ir ? ir->run(&p, 0, k, got.data(), err, sizeof err)
+                    : vm_wl_run(&p, &in->b, 0, k, got.data(), err, sizeof err);
         uint64_t t1 = vm_wl_cpu_ns();
         if (rc == 0 && k < t.n)
-            rc = vm_wl_run(&p, &in->b, k, t.n, got.data(), err, sizeof err);
+            rc = ir ? ir->run(&p, k, t.n, got.data(), err, sizeof err)
+                    : vm_wl_run(&p, &in->b, k, t.n, got.data(), err, sizeof err);
         uint64_t t2 = vm_wl_cpu_ns();
         ns += t2 - t0;
         ops += t.n;

@@ -115,6 +115,16 @@ void list_workloads(FILE *f, const std::vector<Workload> &w);
 // either may be null (not run).  report_lean.cc.
 std::vector<Target> lean_targets(const Report *rep, const Section *pnp);
 
+// ---- the headline: vmatch's embedding path against the inline peers ----
+
+// The table of hash-inl (the default engine through vmatch_inline.h) against the faster
+// of ob1-inl and ucx-inl on each row of the workload table (rep) and of the pnp section's
+// part (a) (pnp); either may be null.  Nothing when neither has the inline contenders.
+// report_inline.cc.
+void print_headline(FILE *f, const Report *rep, const Section *pnp, bool legend);
+// Its targets, "headline: ..." lines.
+std::vector<Target> headline_targets(const Report *rep, const Section *pnp);
+
 // ---- the tag-perf section ----
 
 // An engine of the tag-perf section and its figures: ns[side][k][r], ns per matching

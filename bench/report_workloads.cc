@@ -93,7 +93,7 @@ const LibSpec kLibSpecs[] = {
 } // namespace
 
 // The engines: library specs (deduplicated by resolved spec, left out when rejected),
-// extra specs from the environment, then the baselines.
+// extra specs from the environment, then the baselines, then the inline contenders.
 std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &notes)
 {
     std::vector<std::pair<std::string, std::string>> specs;
@@ -148,6 +148,12 @@ std::vector<Engine> collect_engines(const Options &o, std::vector<std::string> &
         en.base = &b;
         en.resolved = b.models;
         out.push_back(en);
+    }
+    // The inline contenders last: the headline compares them (report_inline.cc).
+    for (const InlineInfo &x : inline_engines()) {
+        Engine en;
+        if (wanted(x.label) && named_engine(x.label, en))
+            out.push_back(en);
     }
     return out;
 }
@@ -216,7 +222,7 @@ void print_engines(FILE *f, const std::vector<Engine> &en, const char *heading)
 {
     fputs(heading, f);
     for (const Engine &e : en)
-        fprintf(f, "  %-11s %s\n", e.label.c_str(),
+        fprintf(f, "  %-11s %s%s\n", e.label.c_str(), e.inl ? "inline: " : "",
                 e.base ? e.base->models : e.resolved.c_str());
 }
 

@@ -36,13 +36,18 @@
 // the plot.  The exit status is 1 when a workload or a file failed or an engine matched
 // wrongly, never because a target was missed.
 //
+// The headline (report_inline.cc) sets the default engine through vmatch_inline.h against
+// the ob1 and UCX designs, all three compiled into the replay loop (the tables' baselines are
+// called through a virtual call per operation), on the rows of the table and the gathers.
+//
 // Files: this one (options, main), report_common (what the parts share), report_run (the
-// runs), report_workloads (the table), report_pnp and report_pnp_gather (the pnp section),
-// report_tagperf (the tag-perf section), report_cluster and report_unified (the cluster and
-// unified sections), report_parts (what the pnp, cluster and unified sections share),
-// report_lean (the lean targets: small queues and lean calls, judged on the table and the
-// pnp section), report_hash (the hash targets: policy=hash, judged on the table, the pnp
-// section and the tag-perf section), report_files (results.json, the plot).
+// runs), report_inline (the inline contenders and the headline), report_workloads (the table),
+// report_pnp and report_pnp_gather (the pnp section), report_tagperf (the tag-perf section),
+// report_cluster and report_unified (the cluster and unified sections), report_parts (what the
+// pnp, cluster and unified sections share), report_lean (the lean targets: small queues and
+// lean calls, judged on the table and the pnp section), report_hash (the hash targets:
+// policy=hash, judged on the table, the pnp section and the tag-perf section), report_files
+// (results.json, the plot).
 #include "report_sections.h"
 
 #include <cerrno>
@@ -321,6 +326,14 @@ int main(int argc, char **argv)
         parts = {{"gather", pnp.a.get()}, {"sparse", pnp.b.get()}, {"memory", pnp.c.get()}};
         targets = pnp_targets(pnp);
     }
+    // The headline: the workload table's rows and part (a) of the pnp section's, inline.
+    const Report *main_rep = o.main_suite ? &rep : nullptr;
+    const Section *pnp_sec = o.pnp ? &pnp : nullptr;
+    print_headline(o.log, main_rep, pnp_sec, true);
+    if (brief)
+        print_headline(stdout, main_rep, pnp_sec, false);
+    std::vector<Target> head = headline_targets(main_rep, pnp_sec);
+    targets.insert(targets.begin(), head.begin(), head.end());
     TagPerf tp;
     if (o.tagperf &&
         (o.only.empty() || std::string("tag-perf").find(o.only) != std::string::npos)) {
@@ -368,6 +381,7 @@ int main(int argc, char **argv)
                 fprintf(tf, "note: %s\n", n.c_str());
             if (o.pnp)
                 print_pnp_section(tf, pnp, true);
+            print_headline(tf, main_rep, pnp_sec, true);
             if (tp.ran)
                 print_tagperf(tf, tp, true);
             if (o.cluster)
