@@ -117,7 +117,7 @@ class Ob1Queue final
             }
     }
 
-    int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
+    VMB_INLINE int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
     {
         MpiKey k = decode_recv(layout_, bits, care);
         Comm &c = comm(k.ctx);
@@ -140,7 +140,7 @@ class Ob1Queue final
         return VMATCH_QUEUED;
     }
 
-    int arrive(uint64_t bits, void *msg, void **req_out)
+    VMB_INLINE int arrive(uint64_t bits, void *msg, void **req_out)
     {
         MpiKey k = decode_msg(layout_, bits);
         Comm &c = comm(k.ctx);
@@ -167,7 +167,7 @@ class Ob1Queue final
         return VMATCH_QUEUED;
     }
 
-    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
+    VMB_INLINE int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
     {
         MpiKey k = decode_recv(layout_, bits, care);
         Comm &c = comm(k.ctx);
@@ -222,7 +222,7 @@ class Ob1Queue final
     uint64_t queues() const { return ncomms_ + 2 * nprocs_alloc_; }
 
   private:
-    Comm &comm(uint32_t ctx)
+    VMB_INLINE Comm &comm(uint32_t ctx)
     {
         if (ctx >= comms_.size())
             comms_.resize((size_t)ctx + 1, nullptr);
@@ -236,7 +236,7 @@ class Ob1Queue final
     }
 
     // The peer state, created on first use (Open MPI 5 creates peers lazily too).
-    Proc &proc(Comm &c, int32_t src)
+    VMB_INLINE Proc &proc(Comm &c, int32_t src)
     {
         if ((size_t)src >= c.procs.size())
             c.procs.resize((size_t)src + 1, nullptr);
@@ -248,7 +248,7 @@ class Ob1Queue final
         return *p;
     }
 
-    Ob1Request *first_request(const IList<Ob1Request> &l, int32_t tag)
+    VMB_INLINE Ob1Request *first_request(const IList<Ob1Request> &l, int32_t tag)
     {
         for (Ob1Request *r = l.head; r; r = r->next) {
             inspected_++;
@@ -258,7 +258,7 @@ class Ob1Queue final
         return nullptr;
     }
 
-    Ob1Frag *first_frag(const IList<Ob1Frag> &l, int32_t tag)
+    VMB_INLINE Ob1Frag *first_frag(const IList<Ob1Frag> &l, int32_t tag)
     {
         for (Ob1Frag *f = l.head; f; f = f->next) {
             inspected_++;
@@ -269,7 +269,7 @@ class Ob1Queue final
     }
 
     // The oldest unexpected fragment matching a receive or probe.
-    Ob1Frag *find_unexpected(Comm &c, const MpiKey &k)
+    VMB_INLINE Ob1Frag *find_unexpected(Comm &c, const MpiKey &k)
     {
         if (k.src != VMATCH_ANY_SOURCE) {
             if ((size_t)k.src >= c.procs.size() || !c.procs[(size_t)k.src])

@@ -122,7 +122,7 @@ class UcxQueue final
     {
     }
 
-    int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
+    VMB_INLINE int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
     {
         Desc *d = find_unexpected(bits, care);
         if (d) {
@@ -140,7 +140,7 @@ class UcxQueue final
         return VMATCH_QUEUED;
     }
 
-    int arrive(uint64_t bits, void *msg, void **req_out)
+    VMB_INLINE int arrive(uint64_t bits, void *msg, void **req_out)
     {
         uint32_t h = hash_of(bits);
         Queue &bucket = exp_[h];
@@ -175,7 +175,7 @@ class UcxQueue final
         return VMATCH_QUEUED;
     }
 
-    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
+    VMB_INLINE int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
     {
         Desc *d = find_unexpected(bits, care);
         if (!d)
@@ -221,7 +221,7 @@ class UcxQueue final
   private:
     // The oldest unexpected message a receive (bits, care) takes: its bucket's list when
     // the mask is full (a message with these exact bits hashes there), else the list of all.
-    Desc *find_unexpected(uint64_t bits, uint64_t care)
+    VMB_INLINE Desc *find_unexpected(uint64_t bits, uint64_t care)
     {
         if (care == full_) {
             for (Desc *d = unexp_[hash_of(bits)].head; d; d = d->hash_next) {

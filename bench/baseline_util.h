@@ -21,6 +21,12 @@
 #include <new>
 #include <vector>
 
+// On the calls of a design's class that a match runs through: compiled into the caller
+// whatever the compiler's size heuristics say, as UCX's tag_match.inl and ob1's static
+// matching functions are in those libraries (GCC keeps ob1's post and arrival out of line
+// otherwise, and the inline baselines would pay a call after all).
+#define VMB_INLINE __attribute__((always_inline))
+
 namespace vmb
 {
 

@@ -10,6 +10,7 @@
 //   probe(bits, care, cls, remove, msg_out), cancel(req), remove(msg).
 #pragma once
 
+#include "baseline_util.h"
 #include "replay.h"
 #include "vmatch_inline.h"
 
@@ -23,20 +24,20 @@ namespace vmb
 // theirs (the designs keep collective traffic apart by its context bits).
 template <class Q> struct QueueCalls {
     Q &q;
-    int post(uint64_t bits, uint64_t care, uint32_t, void *req, void **msg_out)
+    VMB_INLINE int post(uint64_t bits, uint64_t care, uint32_t, void *req, void **msg_out)
     {
         return q.post(bits, care, req, msg_out);
     }
-    int arrive(uint64_t bits, uint32_t, void *msg, void **req_out)
+    VMB_INLINE int arrive(uint64_t bits, uint32_t, void *msg, void **req_out)
     {
         return q.arrive(bits, msg, req_out);
     }
-    int probe(uint64_t bits, uint64_t care, uint32_t, int remove, void **msg_out)
+    VMB_INLINE int probe(uint64_t bits, uint64_t care, uint32_t, int remove, void **msg_out)
     {
         return q.probe(bits, care, remove, msg_out);
     }
-    int cancel(void *req) { return q.cancel(req); }
-    int remove(void *msg) { return q.remove_unexpected(msg); }
+    VMB_INLINE int cancel(void *req) { return q.cancel(req); }
+    VMB_INLINE int remove(void *msg) { return q.remove_unexpected(msg); }
 };
 
 // A vmatch engine through vmatch_inline.h: the exact post and arrival inline where they hit a
@@ -44,20 +45,20 @@ template <class Q> struct QueueCalls {
 // the library's calls (vmatch_inline.h has no inline form of them).
 struct InlineEngineCalls {
     vmatch_engine_t *e;
-    int post(uint64_t bits, uint64_t care, uint32_t cls, void *req, void **msg_out)
+    VMB_INLINE int post(uint64_t bits, uint64_t care, uint32_t cls, void *req, void **msg_out)
     {
         return vmatch_inline_post(e, bits, care, cls, req, msg_out);
     }
-    int arrive(uint64_t bits, uint32_t cls, void *msg, void **req_out)
+    VMB_INLINE int arrive(uint64_t bits, uint32_t cls, void *msg, void **req_out)
     {
         return vmatch_inline_arrive(e, bits, cls, msg, req_out);
     }
-    int probe(uint64_t bits, uint64_t care, uint32_t cls, int remove, void **msg_out)
+    VMB_INLINE int probe(uint64_t bits, uint64_t care, uint32_t cls, int remove, void **msg_out)
     {
         return vmatch_probe(e, bits, care, cls, remove, msg_out);
     }
-    int cancel(void *req) { return vmatch_cancel(e, req); }
-    int remove(void *msg) { return vmatch_remove_unexpected(e, msg); }
+    VMB_INLINE int cancel(void *req) { return vmatch_cancel(e, req); }
+    VMB_INLINE int remove(void *msg) { return vmatch_remove_unexpected(e, msg); }
 };
 
 // The index of token got among n tokens from base, or n when it is none of them.
