@@ -61,11 +61,17 @@ struct InlineEngineCalls {
     VMB_INLINE int remove(void *msg) { return vmatch_remove_unexpected(e, msg); }
 };
 
-// The index of token got among n tokens from base, or n when it is none of them.
-inline uint32_t replay_token(const void *got, const char *base, uint32_t n)
+// A search's result as an outcome: true with res the index of the token it matched among n
+// from base, or true with res untouched (VM_WL_NONE) when it found none (rc == none_rc);
+// false for a failure or a payload that is not one of the trace's.
+inline bool replay_took(int rc, int none_rc, const void *got, const char *base, uint32_t n,
+                        uint32_t &res)
 {
+    if (rc != VMATCH_MATCHED)
+        return rc == none_rc;
     uintptr_t d = (uintptr_t)got - (uintptr_t)base;
-    return d < n ? (uint32_t)d : n;
+    res = d < n ? (uint32_t)d : n;
+    return res != n;
 }
 
 // A failed call or a payload that is not the trace's, as vm_wl_run reports it; returns the
@@ -94,48 +100,32 @@ int replay_inline(const vm_wl_prep_t *p, Calls &c, size_t from, size_t to, uint3
         const vm_trace_op_t *o = &ops[i];
         void *got = nullptr;
         uint32_t res = VM_WL_NONE;
-        int rc;
+        int rc = VMATCH_EINVAL;
+        bool ok = false;
         switch (o->kind) {
         case VM_TRACE_POST:
             rc = c.post(p->bits[i], p->care[i], p->cls[i], &p->req_tok[o->id], &got);
-            if (rc == VMATCH_MATCHED) {
-                if ((res = replay_token(got, p->msg_tok, nmsg)) == nmsg)
-                    return replay_bad(p, i, rc, err, errlen);
-            } else if (rc != VMATCH_QUEUED) {
-                return replay_bad(p, i, rc, err, errlen);
-            }
+            ok = replay_took(rc, VMATCH_QUEUED, got, p->msg_tok, nmsg, res);
             break;
         case VM_TRACE_ARRIVE:
             rc = c.arrive(p->bits[i], p->cls[i], &p->msg_tok[o->id], &got);
-            if (rc == VMATCH_MATCHED) {
-                if ((res = replay_token(got, p->req_tok, nreq)) == nreq)
-                    return replay_bad(p, i, rc, err, errlen);
-            } else if (rc != VMATCH_QUEUED) {
-                return replay_bad(p, i, rc, err, errlen);
-            }
+            ok = replay_took(rc, VMATCH_QUEUED, got, p->req_tok, nreq, res);
             break;
         case VM_TRACE_PROBE:
         case VM_TRACE_IMPROBE:
             rc = c.probe(p->bits[i], p->care[i], p->cls[i], o->kind == VM_TRACE_IMPROBE, &got);
-            if (rc == VMATCH_MATCHED) {
-                if ((res = replay_token(got, p->msg_tok, nmsg)) == nmsg)
-                    return replay_bad(p, i, rc, err, errlen);
-            } else if (rc != VMATCH_ENOTFOUND) {
-                return replay_bad(p, i, rc, err, errlen);
-            }
+            ok = replay_took(rc, VMATCH_ENOTFOUND, got, p->msg_tok, nmsg, res);
             break;
         case VM_TRACE_CANCEL:
         case VM_TRACE_REMOVE:
             rc = o->kind == VM_TRACE_CANCEL ? c.cancel(&p->req_tok[o->id])
                                             : c.remove(&p->msg_tok[o->id]);
-            if (rc == VMATCH_OK)
-                res = o->id;
-            else if (rc != VMATCH_ENOTFOUND)
-                return replay_bad(p, i, rc, err, errlen);
+            res = rc == VMATCH_OK ? o->id : VM_WL_NONE;
+            ok = rc == VMATCH_OK || rc == VMATCH_ENOTFOUND;
             break;
-        default:
-            return replay_bad(p, i, VMATCH_EINVAL, err, errlen);
         }
+        if (!ok)
+            return replay_bad(p, i, rc, err, errlen);
         out[i] = res;
     }
     return 0;
