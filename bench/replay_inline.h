@@ -40,9 +40,9 @@ template <class Q> struct QueueCalls {
     VMB_INLINE int remove(void *msg) { return q.remove_unexpected(msg); }
 };
 
-// A vmatch engine through vmatch_inline.h: the exact post and arrival inline where they hit a
-// bucket line (the rest is the library's call inside them); probes, cancels and removals are
-// the library's calls (vmatch_inline.h has no inline form of them).
+// A vmatch engine through vmatch_inline.h: the exact post and arrival, and an exact probe that
+// removes, inline where they hit a bucket line (the rest is the library's call inside them);
+// cancels and removals are the library's calls (vmatch_inline.h has no inline form of them).
 struct InlineEngineCalls {
     vmatch_engine_t *e;
     VMB_INLINE int post(uint64_t bits, uint64_t care, uint32_t cls, void *req, void **msg_out)
@@ -55,7 +55,7 @@ struct InlineEngineCalls {
     }
     VMB_INLINE int probe(uint64_t bits, uint64_t care, uint32_t cls, int remove, void **msg_out)
     {
-        return vmatch_probe(e, bits, care, cls, remove, msg_out);
+        return vmatch_inline_probe(e, bits, care, cls, remove, msg_out);
     }
     VMB_INLINE int cancel(void *req) { return vmatch_cancel(e, req); }
     VMB_INLINE int remove(void *msg) { return vmatch_remove_unexpected(e, msg); }
