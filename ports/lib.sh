@@ -273,6 +273,22 @@ check_patches() {
 #   check_affinity BUILD LINE prints the CPUs of qdepth's "# affinity" LINE (pinned_cpus),
 #                             or stops the bench.
 
+# bench_check: stops the bench (exit 2) unless $reps, $group, $iters and $batches are
+# positive integers and $reps holds at least one group.
+bench_check() {
+    local v
+    for v in reps group iters batches; do
+        [[ ${!v} =~ ^[1-9][0-9]*$ ]] || {
+            echo "ports/$port/bench: $v must be a positive integer, not '${!v}'" >&2
+            exit 2
+        }
+    done
+    [ "$reps" -ge "$group" ] || {
+        echo "ports/$port/bench: VMATCH_QDEPTH_REPS ($reps) must be at least VMATCH_QDEPTH_GROUP ($group)" >&2
+        exit 2
+    }
+}
+
 # bench_tmp: $tmp, removed at exit, with the named pipes of lockstep runs.
 bench_tmp() {
     tmp=$(mktemp -d)
@@ -377,19 +393,19 @@ bench_pinning() {
             (a[2] == "unpinned" ? "NOT pinned (-bind-to none)" : "rank 0 on CPU " a[2] ", rank 1 on CPU " $3) }'
 }
 
-# bench_table COL MODES [TARGET...]: the table of $raw, a row per mode and depth, from
-# each run's figure in column COL (5 median, 6 best): each build's median over its runs
-# and its spread, the interquartile range over the median; the ratio patched / stock
-# within each pair, its median, Q1-Q3 and min-max over the pairs, and how many pairs;
-# the preempted fraction; and a verdict in the cells of the TARGETs.  A TARGET is
-# MODE:D:BOUND (patched / stock <= BOUND at that cell): "met" when Q3 <= BOUND, "missed"
-# when Q1 > BOUND, else "undecided".  After the table, each mode's latency growth from the
-# first depth to the last, and one line per TARGET (lines starting "D=", for
-# bench_verdicts); a TARGET whose cell was not run says so.
+# bench_table COL MODES [TARGETS]: the table of $raw, a row per mode and depth, from each
+# run's figure in column COL (5 median, 6 best): each build's median over its runs and its
+# spread, the interquartile range over the median; the ratio patched / stock within each
+# pair, its median and Q1-Q3 over the pairs; the same over the medians of $group
+# consecutive pairs (a trailing incomplete group left out), on which the verdict rests;
+# how many pairs; the preempted fraction; and a verdict in the cells of the TARGETS.
+# TARGETS (whitespace-separated) are MODE:D:BOUND, for patched / stock <= BOUND at that
+# cell: "met" when the grouped Q3 <= BOUND, "missed" when the grouped Q1 > BOUND, else
+# "undecided".  After the table, each mode's latency growth from the first depth to the
+# last, and one line per target (starting "D=", for bench_verdicts); a target whose cell
+# was not run says so.
 bench_table() {
-    local col=$1 modes=$2
-    shift 2
-    awk -v depths="$depths" -v col="$col" -v modes="$modes" -v targets="$*" '
+    awk -v depths="$depths" -v col="$1" -v modes="$2" -v targets="${3:-}" -v group="${group:-1}" '
     function sort(v, n,    i, j, t) {
         for (i = 2; i <= n; i++) {
             t = v[i]
@@ -404,20 +420,20 @@ bench_table() {
         h = (n - 1) * p + 1; lo = int(h)
         return lo >= n ? v[n] : v[lo] + (h - lo) * (v[lo + 1] - v[lo])
     }
-    # statistics of the list k into the globals N, M (median), Q1, Q3, LO, HI, SP (the
+    # statistics of the list k into the globals N, M (median), Q1, Q3 and SP (the
     # spread, (Q3 - Q1) / M)
     function cell(k,    i, v) {
         N = cnt[k]
         for (i = 1; i <= N; i++) v[i] = val[k, i]
         sort(v, N)
         M = quant(v, N, 0.5); Q1 = quant(v, N, 0.25); Q3 = quant(v, N, 0.75)
-        LO = v[1]; HI = v[N]; SP = M > 0 ? (Q3 - Q1) / M : 0
+        SP = M > 0 ? (Q3 - Q1) / M : 0
     }
     {
         b = $1; r = $2; mode = $3; d = $4
         k = b " " mode " " d; val[k, ++cnt[k]] = $col + 0
         k = "pre " mode " " d; val[k, ++cnt[k]] = $7 + 0
-        run[b, r, mode, d] = $col + 0; pairs[r] = 1
+        run[b, r, mode, d] = $col + 0; if (r > maxr) maxr = r
     }
     END {
         n = split(depths, dd, ","); nm = split(modes, mm, ",")
@@ -425,7 +441,7 @@ bench_table() {
         for (t = 1; t <= nt; t++) {
             split(tt[t], f, ":"); bound[f[1], f[2] + 0] = f[3]
         }
-        print "| queue | D | stock: median (spread) | patched: median (spread) | patched / stock: median (Q1-Q3) | min-max | pairs | preempted | verdict |"
+        print "| queue | D | stock: median (spread) | patched: median (spread) | patched / stock, pairs: median (Q1-Q3) | medians of " group ": median (Q1-Q3) | pairs | preempted | verdict |"
         print "|---|---|---|---|---|---|---|---|---|"
         for (m = 1; m <= nm; m++) {
             mode = mm[m]
@@ -434,30 +450,38 @@ bench_table() {
                 cell("stock " mode " " d); sm = M; ssp = SP
                 cell("patched " mode " " d); pm = M; psp = SP
                 cell("pre " mode " " d); pre = M
-                k = "ratio " mode " " d
-                for (r in pairs)
-                    if ((("stock", r, mode, d) in run) && (("patched", r, mode, d) in run) &&
-                        run["stock", r, mode, d] > 0)
-                        val[k, ++cnt[k]] = run["patched", r, mode, d] / run["stock", r, mode, d]
-                cell(k)
+                # the pair ratios, and the median of each group of consecutive pairs
+                k = "ratio " mode " " d; kg = "group " mode " " d; ng = 0
+                for (r = 1; r <= maxr; r++) {
+                    if (!((("stock", r, mode, d) in run) && (("patched", r, mode, d) in run) &&
+                          run["stock", r, mode, d] > 0)) continue
+                    x = run["patched", r, mode, d] / run["stock", r, mode, d]
+                    val[k, ++cnt[k]] = x; g[++ng] = x
+                    if (ng == group) {
+                        sort(g, ng); val[kg, ++cnt[kg]] = quant(g, ng, 0.5); ng = 0
+                    }
+                }
+                cell(k); rm = M; r1 = Q1; r3 = Q3; np = N
+                cell(kg)
                 v = "-"
                 if ((mode, d) in bound) {
                     bd = bound[mode, d]
                     v = N == 0 ? "no pairs" : Q3 <= bd + 0 ? "met" : Q1 > bd + 0 ? "missed" : "undecided"
-                    line[mode, d] = sprintf("D=%d %s: patched/stock %.3f (IQR %.3f-%.3f, %d pairs; spread stock %.0f%%, patched %.0f%%) - %s target <= %s",
-                        d, mode, M, Q1, Q3, N, 100 * ssp, 100 * psp,
+                    line[mode, d] = sprintf("D=%d %s: patched/stock %.3f, IQR %.3f-%.3f (%d medians of %d of %d pairs; the pairs alone %.3f-%.3f; spread stock %.0f%%, patched %.0f%%) - %s target <= %s",
+                        d, mode, rm, Q1, Q3, N, group, np, r1, r3, 100 * ssp, 100 * psp,
                         v == "undecided" ? "undecided (IQR straddles the bound)" : v, bd)
                     v = v " (<= " bd ")"
                 }
-                printf "| %s | %d | %.3f (%.0f%%) | %.3f (%.0f%%) | %.3f (%.3f-%.3f) | %.3f-%.3f | %d | %.0f%% | %s |\n",
-                    mode, d, sm, 100 * ssp, pm, 100 * psp, M, Q1, Q3, LO, HI, N, 100 * pre, v
+                printf "| %s | %d | %.3f (%.0f%%) | %.3f (%.0f%%) | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %d | %.0f%% | %s |\n",
+                    mode, d, sm, 100 * ssp, pm, 100 * psp, rm, r1, r3, M, Q1, Q3, np, 100 * pre, v
                 med_s[mode, d] = sm; med_p[mode, d] = pm
             }
         }
         print ""
         print "spread: interquartile range / median of a build'"'"'s runs.  patched / stock: the ratio"
-        print "within each pair, its median and quartiles over the pairs.  verdict (patched / stock"
-        print "<= bound): met when Q3 <= bound, missed when Q1 > bound, else undecided."
+        print "within each pair, its median and quartiles over the pairs, and over the medians of"
+        print group " consecutive pairs.  verdict (patched / stock <= bound), from the latter: met when"
+        print "Q3 <= bound, missed when Q1 > bound, else undecided."
         print "preempted: median fraction of batches in which a rank had its CPU < 90% of the time."
         for (m = 1; m <= nm && n > 1; m++) {
             mode = mm[m]
