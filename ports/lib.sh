@@ -467,8 +467,8 @@ bench_table() {
                 if ((mode, d) in bound) {
                     bd = bound[mode, d]
                     v = N == 0 ? "no pairs" : Q3 <= bd + 0 ? "met" : Q1 > bd + 0 ? "missed" : "undecided"
-                    line[mode, d] = sprintf("D=%d %s: patched/stock %.3f, IQR %.3f-%.3f (%d medians of %d of %d pairs; the pairs alone %.3f-%.3f; spread stock %.0f%%, patched %.0f%%) - %s target <= %s",
-                        d, mode, rm, Q1, Q3, N, group, np, r1, r3, 100 * ssp, 100 * psp,
+                    line[mode, d] = sprintf("D=%d %s: patched/stock %.3f (Q1-Q3 %.3f-%.3f, %d pairs); medians of %d pairs %.3f (Q1-Q3 %.3f-%.3f, %d groups); spread stock %.0f%%, patched %.0f%% - %s target <= %s",
+                        d, mode, rm, r1, r3, np, group, M, Q1, Q3, N, 100 * ssp, 100 * psp,
                         v == "undecided" ? "undecided (IQR straddles the bound)" : v, bd)
                     v = v " (<= " bd ")"
                 }
