@@ -376,7 +376,7 @@ bench_pairs() {
 # side by side costs LAUNCH seconds (start-up, queue set-ups) plus, per depth, $batches
 # batches of 1.1 x $iters round trips (with the warm-up) of each build at RT microseconds
 # each (an average over the default depths and modes), the figures the bench measured on
-# a quiet 2-vCPU machine.
+# the 2-vCPU machine with another session compiling (load average 2-3).
 bench_expect() {
     local nm nd
     nm=$(tr ',' '\n' <<<"$modes" | grep -c .)
