@@ -289,6 +289,22 @@ check_patches() {
 #   check_affinity BUILD LINE prints the CPUs of qdepth's "# affinity" LINE (pinned_cpus),
 #                             or stops the bench.
 
+# bench_check: stops the bench (exit 2) unless $reps, $group, $iters and $batches are
+# positive integers and $reps holds at least one group.
+bench_check() {
+    local v
+    for v in reps group iters batches; do
+        [[ ${!v} =~ ^[1-9][0-9]*$ ]] || {
+            echo "ports/$port/bench: $v must be a positive integer, not '${!v}'" >&2
+            exit 2
+        }
+    done
+    [ "$reps" -ge "$group" ] || {
+        echo "ports/$port/bench: VMATCH_QDEPTH_REPS ($reps) must be at least VMATCH_QDEPTH_GROUP ($group)" >&2
+        exit 2
+    }
+}
+
 # bench_tmp: $tmp, removed at exit, with the named pipes of lockstep runs.
 bench_tmp() {
     tmp=$(mktemp -d)
@@ -344,12 +360,15 @@ pinned_cpus() {
 # bench_pairs MODES: $reps pairs per mode (MODES: comma-separated); which build goes first
 # alternates from pair to pair and from mode to mode, so that neither build always has the
 # first turn.  Writes $raw ($out/raw.txt), one line per run and depth: "build pair mode D"
-# and qdepth's figures; collects the CPUs of every run in $pins.
+# and qdepth's figures, and $batches_raw ($out/batches.txt), the same with every batch's
+# latency; collects the CPUs of every run in $pins.  After each round (a pair of every
+# mode) it says on stderr how long the rest will take.
 bench_pairs() {
-    local r m mode order b mode_list
+    local r m mode order b mode_list t0=$SECONDS
     IFS=, read -r -a mode_list <<<"$1"
-    raw=$out/raw.txt
+    raw=$out/raw.txt batches_raw=$out/batches.txt
     : >"$raw"
+    : >"$batches_raw"
     pins=""
     for r in $(seq "$reps"); do
         m=0
@@ -361,9 +380,26 @@ bench_pairs() {
             for b in stock patched; do
                 pins="$pins$b:$(check_affinity "$b" "$(grep '^# affinity' "$tmp/$b" || true)")"$'\n'
                 grep -v '^#' "$tmp/$b" | sed "s/^/$b $r /" >>"$raw"
+                sed -n "s/^# batches /$b $r /p" "$tmp/$b" >>"$batches_raw"
             done
         done
+        printf '== pair %d of %d done, %d s; about %d s to go\n' "$r" "$reps" \
+            $((SECONDS - t0)) $(((SECONDS - t0) * (reps - r) / r)) >&2
     done
+}
+
+# bench_expect LAUNCH RT: prints the expected duration of bench_pairs.  A pair of runs
+# side by side costs LAUNCH seconds (start-up, queue set-ups) plus, per depth, $batches
+# batches of 1.1 x $iters round trips (with the warm-up) of each build at RT microseconds
+# each (an average over the default depths and modes), the figures the bench measured on
+# the 2-vCPU machine with another session compiling (load average 2-3).
+bench_expect() {
+    local nm nd
+    nm=$(tr ',' '\n' <<<"$modes" | grep -c .)
+    nd=$(tr ',' '\n' <<<"$depths" | grep -c .)
+    awk -v l="$1" -v rt="$2" -v r="$reps" -v nm="$nm" -v nd="$nd" -v b="$batches" -v i="$iters" 'BEGIN {
+        t = r * nm * (l + nd * b * 1.1 * i * 2 * rt * 1e-6)
+        printf "expected duration: about %.0f s (%d pairs x %d modes x %d depths; longer under load)\n", t, r, nm, nd }'
 }
 
 # bench_pinning: one line per build and set of CPUs, how many runs had them.
@@ -373,14 +409,19 @@ bench_pinning() {
             (a[2] == "unpinned" ? "NOT pinned (-bind-to none)" : "rank 0 on CPU " a[2] ", rank 1 on CPU " $3) }'
 }
 
-# bench_table COL MODES [TARGET]: the table of $raw, a row per mode and depth: each
-# build's median (min-max) of its runs' figure in column COL (5 median, 6 best), their
-# spread (max - min) / median (NOISY above 20%), the median (min-max) of the patched /
-# stock ratios within pairs, and the preempted fractions.  With TARGET, also each mode's
-# latency growth from the first depth to the last, and a verdict line ("D=...") per mode
-# for D = 0 and 16: the median pair ratio against ratio <= TARGET.
+# bench_table COL MODES [TARGETS]: the table of $raw, a row per mode and depth, from each
+# run's figure in column COL (5 median, 6 best): each build's median over its runs and its
+# spread, the interquartile range over the median; the ratio patched / stock within each
+# pair, its median and Q1-Q3 over the pairs; the same over the medians of $group
+# consecutive pairs (a trailing incomplete group left out), on which the verdict rests;
+# how many pairs; the preempted fraction; and a verdict in the cells of the TARGETS.
+# TARGETS (whitespace-separated) are MODE:D:BOUND, for patched / stock <= BOUND at that
+# cell: "met" when the grouped Q3 <= BOUND, "missed" when the grouped Q1 > BOUND, else
+# "undecided".  After the table, each mode's latency growth from the first depth to the
+# last, and one line per target (starting "D=", for bench_verdicts); a target whose cell
+# was not run says so.
 bench_table() {
-    awk -v depths="$depths" -v col="$1" -v modes="$2" -v target="${3:-}" '
+    awk -v depths="$depths" -v col="$1" -v modes="$2" -v targets="${3:-}" -v group="${group:-1}" '
     function sort(v, n,    i, j, t) {
         for (i = 2; i <= n; i++) {
             t = v[i]
@@ -388,65 +429,99 @@ bench_table() {
             v[j + 1] = t
         }
     }
-    function med(v, n) { sort(v, n); return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
-    # statistics of the list k into the globals M (median), LO, HI, SP (spread), N
+    # the p-quantile of the sorted v[1..n], interpolated between order statistics
+    # (Hyndman and Fan type 7, as R and numpy by default): p = 0.5 is the median
+    function quant(v, n, p,    h, lo) {
+        if (n == 0) return 0
+        h = (n - 1) * p + 1; lo = int(h)
+        return lo >= n ? v[n] : v[lo] + (h - lo) * (v[lo + 1] - v[lo])
+    }
+    # statistics of the list k into the globals N, M (median), Q1, Q3 and SP (the
+    # spread, (Q3 - Q1) / M)
     function cell(k,    i, v) {
         N = cnt[k]
         for (i = 1; i <= N; i++) v[i] = val[k, i]
-        M = N ? med(v, N) : 0; LO = v[1]; HI = v[N]; SP = M > 0 ? (HI - LO) / M : 0
+        sort(v, N)
+        M = quant(v, N, 0.5); Q1 = quant(v, N, 0.25); Q3 = quant(v, N, 0.75)
+        SP = M > 0 ? (Q3 - Q1) / M : 0
     }
     {
         b = $1; r = $2; mode = $3; d = $4
         k = b " " mode " " d; val[k, ++cnt[k]] = $col + 0
         k = "pre " mode " " d; val[k, ++cnt[k]] = $7 + 0
-        run[b, r, mode, d] = $col + 0; pairs[r] = 1
+        run[b, r, mode, d] = $col + 0; if (r > maxr) maxr = r
     }
     END {
         n = split(depths, dd, ","); nm = split(modes, mm, ",")
-        print "| queue | D | stock: median (min-max) | patched: median (min-max) | spread stock / patched | patched / stock: median (min-max) | preempted | flag |"
-        print "|---|---|---|---|---|---|---|---|"
+        nt = split(targets, tt, " ")
+        for (t = 1; t <= nt; t++) {
+            split(tt[t], f, ":"); bound[f[1], f[2] + 0] = f[3]
+        }
+        print "| queue | D | stock: median (spread) | patched: median (spread) | patched / stock, pairs: median (Q1-Q3) | medians of " group ": median (Q1-Q3) | pairs | preempted | verdict |"
+        print "|---|---|---|---|---|---|---|---|---|"
         for (m = 1; m <= nm; m++) {
             mode = mm[m]
             for (i = 1; i <= n; i++) {
-                d = dd[i]
-                cell("stock " mode " " d); sm = M; slo = LO; shi = HI; ssp = SP
-                cell("patched " mode " " d); pm = M; plo = LO; phi = HI; psp = SP
+                d = dd[i] + 0
+                cell("stock " mode " " d); sm = M; ssp = SP
+                cell("patched " mode " " d); pm = M; psp = SP
                 cell("pre " mode " " d); pre = M
-                k = "ratio " mode " " d; above = 0
-                for (r in pairs)
-                    if ((("stock", r, mode, d) in run) && (("patched", r, mode, d) in run) &&
-                        run["stock", r, mode, d] > 0) {
-                        x = run["patched", r, mode, d] / run["stock", r, mode, d]
-                        val[k, ++cnt[k]] = x; above += x > target
+                # the pair ratios, and the median of each group of consecutive pairs
+                k = "ratio " mode " " d; kg = "group " mode " " d; ng = 0
+                for (r = 1; r <= maxr; r++) {
+                    if (!((("stock", r, mode, d) in run) && (("patched", r, mode, d) in run) &&
+                          run["stock", r, mode, d] > 0)) continue
+                    x = run["patched", r, mode, d] / run["stock", r, mode, d]
+                    val[k, ++cnt[k]] = x; g[++ng] = x
+                    if (ng == group) {
+                        sort(g, ng); val[kg, ++cnt[kg]] = quant(g, ng, 0.5); ng = 0
                     }
-                cell(k); rm = M; rlo = LO; rhi = HI; np = N
-                noisy = ssp > 0.2 || psp > 0.2
-                printf "| %s | %d | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.0f%% / %.0f%% | %.3f (%.3f-%.3f) | %.0f%% | %s |\n",
-                    mode, d, sm, slo, shi, pm, plo, phi, 100 * ssp, 100 * psp, rm, rlo, rhi,
-                    100 * pre, noisy ? "NOISY" : "ok"
-                med_s[mode, d] = sm; med_p[mode, d] = pm
-                if (target != "" && (d == 0 || d == 16)) {
-                    met = rm <= target
-                    verdict[++nv] = sprintf("D=%d %s: patched/stock %.3fx (pairs %.3f-%.3f, spread stock %.0f%%, patched %.0f%%) - %s target <= %.2f; %d of %d pairs %s it%s",
-                        d, mode, rm, rlo, rhi, 100 * ssp, 100 * psp, met ? "met" : "missed",
-                        target, met ? np - above : above, np, met ? "within" : "above",
-                        noisy ? "; latencies NOISY (runs disagree by more than 20%)" : "")
                 }
+                cell(k); rm = M; r1 = Q1; r3 = Q3; np = N
+                cell(kg)
+                v = "-"
+                if ((mode, d) in bound) {
+                    bd = bound[mode, d]
+                    v = N == 0 ? "no pairs" : Q3 <= bd + 0 ? "met" : Q1 > bd + 0 ? "missed" : "undecided"
+                    line[mode, d] = sprintf("D=%d %s: patched/stock %.3f (Q1-Q3 %.3f-%.3f, %d pairs); medians of %d pairs %.3f (Q1-Q3 %.3f-%.3f, %d groups); spread stock %.0f%%, patched %.0f%% - %s target <= %s",
+                        d, mode, rm, r1, r3, np, group, M, Q1, Q3, N, 100 * ssp, 100 * psp,
+                        v == "undecided" ? "undecided (IQR straddles the bound)" : v, bd)
+                    v = v " (<= " bd ")"
+                }
+                printf "| %s | %d | %.3f (%.0f%%) | %.3f (%.0f%%) | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %d | %.0f%% | %s |\n",
+                    mode, d, sm, 100 * ssp, pm, 100 * psp, rm, r1, r3, M, Q1, Q3, np, 100 * pre, v
+                med_s[mode, d] = sm; med_p[mode, d] = pm
             }
         }
         print ""
-        print "spread: (max - min) / median of a build'"'"'s runs; " (target != "" ? "flag " : "") "NOISY: a spread above 20%."
+        print "spread: interquartile range / median of a build'"'"'s runs.  patched / stock: the ratio"
+        print "within each pair, its median and quartiles over the pairs, and over the medians of"
+        print group " consecutive pairs.  verdict (patched / stock <= bound), from the latter: met when"
+        print "Q3 <= bound, missed when Q1 > bound, else undecided."
         print "preempted: median fraction of batches in which a rank had its CPU < 90% of the time."
-        for (m = 1; m <= nm && n > 1 && target != ""; m++) {
+        for (m = 1; m <= nm && n > 1; m++) {
             mode = mm[m]
             s0 = med_s[mode, dd[1]]; p0 = med_p[mode, dd[1]]
             sn = med_s[mode, dd[n]]; pn = med_p[mode, dd[n]]
             printf "%s: D=%d / D=%d latency (medians): stock %.2fx, patched %.2fx\n", mode,
                 dd[n], dd[1], (s0 > 0 ? sn / s0 : 0), (p0 > 0 ? pn / p0 : 0)
         }
-        if (nv) print ""
-        for (i = 1; i <= nv; i++) print verdict[i]
+        if (nt) print ""
+        for (t = 1; t <= nt; t++) {
+            split(tt[t], f, ":")
+            if ((f[1], f[2] + 0) in line) print line[f[1], f[2] + 0]
+            else printf "D=%d %s: not run (D or mode not in this run) - not measured target <= %s\n", f[2], f[1], f[3]
+        }
     }' "$raw"
+}
+
+# bench_verdicts TABLE: $out/verdicts.txt, dated, with the target lines of TABLE (the
+# output of bench_table): "D=... MODE: ... - met|missed|undecided ... target <= BOUND".
+bench_verdicts() {
+    {
+        echo "# ports/$port/bench $(date -u '+%Y-%m-%d %H:%M UTC'), vmatch $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+        grep '^D=' "$1" || true
+    } >"$out/verdicts.txt"
 }
 
 # ---- test ----

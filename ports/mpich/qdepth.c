@@ -9,7 +9,9 @@
  * caller can check that the launcher pinned the two ranks to separate cores), then one
  * line per D: "mode D median best preempted": the one-way latency in microseconds as the
  * median and as the minimum over the batches, and the fraction of batches during which
- * a rank had the CPU less than 90% of the time (another process ran on its core).
+ * a rank had the CPU less than 90% of the time (another process ran on its core).  Each
+ * such line is preceded by "# batches mode D us1 us2 ...", every batch's latency in the
+ * order run (in lockstep, batch i of the two jobs ran back to back).
  *
  * Lockstep (the last two arguments): two jobs, say stock and patched MPICH, run at the
  * same time, each pinned the same way, and take turns through named pipes: rank i of one
@@ -215,6 +217,12 @@ int main(int argc, char **argv)
             us[b] = pingpong(rank, iters, &share);
             preempted += share < 0.9;
             turn_pass();
+        }
+        if (rank == 0) {
+            printf("# batches %s %d", argv[1], d);
+            for (int b = 0; b < batches; b++)
+                printf(" %.4f", us[b]);
+            printf("\n");
         }
         double med = median(us, batches); /* sorts: us[0] is the best */
 
