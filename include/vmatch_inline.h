@@ -201,6 +201,20 @@ VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch
     return l->over ? -1 : VMATCH_ENOTFOUND;
 }
 
+/* A search of side `side` alone that takes what it finds (a posted receive for an arrival,
+ * an unexpected message for a removing probe), counted as the library counts it:
+ * VMATCH_MATCHED, VMATCH_ENOTFOUND, or -1 for the library. */
+VMATCH_INLINE_ int vmatch_hot_search_(vmatch_hot_t *h, int side, vmatch_bits_t bits, void **out)
+{
+    unsigned compared;
+    int rc = vmatch_hot_take_(h->side[side], vmatch_line_mix(bits), bits, out, &compared);
+    if (rc != -1) {
+        h->searches++;
+        h->inspected += compared;
+    }
+    return rc;
+}
+
 /* A post or an arrival (side 0 or 1: the side the entry queues on): -1 for the library. */
 VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t bits,
                                         void *payload, void **out)
@@ -254,13 +268,9 @@ static inline int vmatch_inline_match_posted(vmatch_engine_t *e, vmatch_bits_t b
 {
     vmatch_hot_t *h;
     if (e && req_out && (h = vmatch_hot_(e))) {
-        unsigned compared;
-        int rc = vmatch_hot_take_(h->side[0], vmatch_line_mix(bits), bits, req_out, &compared);
-        if (rc != -1) {
-            h->searches++;
-            h->inspected += compared;
+        int rc = vmatch_hot_search_(h, 0, bits, req_out);
+        if (rc != -1)
             return rc;
-        }
     }
     return vmatch_match_posted(e, bits, cls, req_out);
 }
@@ -307,13 +317,9 @@ static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
 {
     vmatch_hot_t *h;
     if (e && msg_out && remove && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e))) {
-        unsigned compared;
-        int rc = vmatch_hot_take_(h->side[1], vmatch_line_mix(bits), bits, msg_out, &compared);
-        if (rc != -1) {
-            h->searches++;
-            h->inspected += compared;
+        int rc = vmatch_hot_search_(h, 1, bits, msg_out);
+        if (rc != -1)
             return rc;
-        }
     }
     return vmatch_probe(e, bits, care, cls, remove, msg_out);
 }

@@ -260,23 +260,22 @@ static unsigned path_of(const run_t *r)
     return (unsigned)(((r->op * 0x9E3779B97F4A7C15ull) >> 32) % 3);
 }
 
-/** A post or arrival counts one search on whichever path it took (the inline calls count as
- * the library does): 1, or 0 on a mismatch. */
-static int one_search(run_t *r, uint64_t before, const char *what)
-{
-    vmatch_stats_t st;
-    vmatch_stats(r->e, &st);
-    if (st.searches == before + 1)
-        return 1;
-    return mismatch(r, "%s (path %u): searches went from %" PRIu64 " to %" PRIu64, what,
-                    path_of(r), before, st.searches);
-}
-
 static uint64_t searches_of(const run_t *r)
 {
     vmatch_stats_t st;
     vmatch_stats(r->e, &st);
     return st.searches;
+}
+
+/** A post or arrival counts one search on whichever path it took (the inline calls count as
+ * the library does): 1, or 0 on a mismatch. */
+static int one_search(run_t *r, uint64_t before, const char *what)
+{
+    uint64_t now = searches_of(r);
+    if (now == before + 1)
+        return 1;
+    return mismatch(r, "%s (path %u): searches went from %" PRIu64 " to %" PRIu64, what,
+                    path_of(r), before, now);
 }
 
 /** A post on the path path_of gives (2: the split calls as UCX makes them, a removing probe
