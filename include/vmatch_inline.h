@@ -34,18 +34,23 @@ extern "C" {
 #define VMATCH_INLINE_ static inline __attribute__((always_inline))
 
 /* The version of the layouts below; the library says which it has (vmatch_inline_abi). */
-#define VMATCH_INLINE_ABI 1u
+#define VMATCH_INLINE_ABI 2u
 
-/* A bucket line: one cache line holding the first two exact entries of its bucket (a NULL
- * payload is a free way), their sequence numbers, and how many of the bucket's entries went
- * on to the library's overflow queue. */
+/* A bucket line: one cache line holding the first two exact entries of its bucket, oldest
+ * first (way 0 holds the older; a NULL payload is a free way, and the ways in use come
+ * first), their sequence numbers, and in one word the ways in use (the low 32 bits) and how
+ * many of the bucket's entries went on to the library's overflow queue (the high 32 bits):
+ * fill < 2 says at once that the bucket has not overflowed and that a way is free. */
 typedef struct vmatch_line {
     vmatch_bits_t bits[2];
     void *payload[2];
     uint64_t seq[2];
-    uint64_t over;
+    uint64_t fill;
     struct vm_queue *queue; /* the library's */
 } vmatch_line_t;
+
+/* One entry of the bucket in overflow, in vmatch_line_t.fill. */
+#define VMATCH_LINE_OVER1 (1ull << 32)
 
 /* A side of the engine (the posted receives, or the unexpected messages). */
 typedef struct vmatch_hot_side {
@@ -54,7 +59,8 @@ typedef struct vmatch_hot_side {
     uint32_t nb;          /* buckets */
     uint32_t slow;        /* nonzero: exact calls on this side are the library's */
     uint64_t count;       /* the entries of the table and its overflow queues */
-    uint64_t room;        /* count at which an append is the library's (the table grows) */
+    uint64_t room;        /* count at which an append is the library's (the table grows);
+                             0 while slow is set or table is NULL */
 } vmatch_hot_side_t;
 
 /* The MPI layout of the match bits (vmatch_mpi_pack), as masks and shifts. */
@@ -107,35 +113,45 @@ VMATCH_INLINE_ uint32_t vmatch_line_bucket(uint32_t mixed, uint32_t nb)
     return (uint32_t)(((uint64_t)mixed * nb) >> 32);
 }
 
-/* Put an entry into a free way of line s when the bucket has nothing in overflow (else the
- * entry must go after those): 1 when it did, 0 when not. */
+/* Put an entry into the first free way of line s when the bucket has nothing in overflow
+ * (else the entry must go after those): 1 when it did, 0 when not. */
 VMATCH_INLINE_ int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *payload,
                                    uint64_t seq)
 {
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL, w = used0;
-    if ((s->over != 0) | (used0 & used1)) /* one branch: which way is free varies */
+    uint64_t w = s->fill;
+    if (w >= 2)
         return 0;
     s->bits[w] = bits;
     s->payload[w] = payload;
     s->seq[w] = seq;
+    s->fill = w + 1;
     return 1;
 }
 
-/* Take the older of the line's ways that hold exactly these bits: 1 with *payload, or 0;
- * *compared gets the ways in use (the entries inspected). */
+/* Take the first (so the oldest) of the line's ways that holds exactly these bits: 1 with
+ * *payload, or 0; *compared gets the entries inspected (the ways up to the match, or all
+ * those in use). */
 VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void **payload,
                                     unsigned *compared)
 {
     /* Which way holds the entry is data, not a pattern a branch predictor learns: the ways
-     * are compared with flags and the older match picked with a conditional move. */
-    unsigned used0 = s->payload[0] != NULL, used1 = s->payload[1] != NULL;
-    unsigned m = (used0 & (s->bits[0] == bits)) | (used1 & (s->bits[1] == bits)) << 1, w;
-    *compared = used0 + used1;
-    if (!m) /* one branch on both ways: the way that holds the entry varies */
+     * are compared with flags, and the line closes up without a branch (way 1, free or not,
+     * moves into the way taken; way 1 is then free). */
+    uint64_t f = s->fill;
+    unsigned n = (unsigned)f, w;
+    unsigned m0 = (n != 0) & (s->bits[0] == bits), m1 = (n > 1) & (s->bits[1] == bits);
+    if (!(m0 | m1)) { /* one branch on both ways: the way that holds the entry varies */
+        *compared = n;
         return 0;
-    w = (m >> 1) & (((m & 1) ^ 1) | (s->seq[1] < s->seq[0]));
+    }
+    w = m0 ^ 1;
+    *compared = w + 1;
     *payload = s->payload[w];
-    s->payload[w] = NULL;
+    s->bits[w] = s->bits[1];
+    s->payload[w] = s->payload[1];
+    s->seq[w] = s->seq[1];
+    s->payload[1] = NULL;
+    s->fill = f - 1;
     return 1;
 }
 
@@ -170,9 +186,8 @@ VMATCH_INLINE_ void vmatch_hot_pack_(const vmatch_hot_pack_t *k, uint32_t ctx, i
 VMATCH_INLINE_ int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32_t mixed,
                                    vmatch_bits_t bits, void *payload)
 {
-    if (q->slow || !q->table || q->count >= q->room ||
-        !vmatch_line_put(&q->table[vmatch_line_bucket(mixed, q->nb)], bits, payload,
-                         h->seq + 1))
+    if (q->count >= q->room || !vmatch_line_put(&q->table[vmatch_line_bucket(mixed, q->nb)],
+                                                bits, payload, h->seq + 1))
         return 0;
     h->seq++;
     q->len++;
@@ -198,7 +213,7 @@ VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch
         s->count--;
         return VMATCH_MATCHED;
     }
-    return l->over ? -1 : VMATCH_ENOTFOUND;
+    return l->fill >= VMATCH_LINE_OVER1 ? -1 : VMATCH_ENOTFOUND;
 }
 
 /* A search of side `side` alone that takes what it finds (a posted receive for an arrival,

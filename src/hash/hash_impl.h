@@ -36,9 +36,8 @@ typedef struct vm_hash {
     /* The side's table is in base (vm_side_t's published part, vmatch_inline.h): table, nb
      * buckets (NULL until the side's first entry), count (the side's entries: on the PRQ the
      * exact receives -- care all ones -- in the table and the wildcard receives in wild; on
-     * the UMQ every message), room (count above which the table doubles; UINT64_MAX: fixed)
-     * and slow (below).  over: the regions' overflow queues (each NULL until its first
-     * overflow). */
+     * the UMQ every message), slow and room (below).  over: the regions' overflow queues
+     * (each NULL until its first overflow). */
     vm_queue_t **over;
     uint32_t nover;   /* overflow queues made */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
@@ -46,14 +45,19 @@ typedef struct vm_hash {
     vm_queue_t *flat;
     uint64_t cost;   /* UMQ: search work the other mode would have saved, since the switch */
     int want_switch; /* UMQ: switch at the next call allowed to take memory */
+    uint64_t grow;   /* count above which the table doubles; UINT64_MAX: fixed */
     /* base.slow is non-zero while exact calls cannot take the fast path: a flat UMQ, a
-     * switch being weighed, wildcard receives queued (vm_hash_sync keeps it). */
+     * switch being weighed, wildcard receives queued.  base.room is grow while the fast
+     * path may append (slow clear, a table made), else 0: the appends of the fast paths
+     * check count < room alone.  vm_hash_sync keeps both. */
 } vm_hash_t;
 
-/* Recompute h->base.slow after a call off the fast path. */
+/* Recompute h->base.slow and h->base.room after a call off the fast path or a change of
+ * the table. */
 static inline void vm_hash_sync(vm_hash_t *h)
 {
     h->base.slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+    h->base.room = h->base.slow || !h->base.table ? 0 : h->grow;
 }
 
 /* 32 well-mixed bits of the match bits, and their bucket among nb: vmatch_inline.h's
@@ -136,7 +140,7 @@ static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits
         h->base.count--;
         return 1;
     }
-    return s->over ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;
+    return vm_line_over(s) ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;
 }
 
 /* ---- arrival.c: the UMQ's search, removal and append off the fast path ---- */
