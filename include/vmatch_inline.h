@@ -34,7 +34,11 @@ extern "C" {
 #define VMATCH_INLINE_ static inline __attribute__((always_inline))
 
 /* The version of the layouts below; the library says which it has (vmatch_inline_abi). */
+#ifdef __SIZEOF_INT128__
 #define VMATCH_INLINE_ABI 2u
+#else /* the same layouts, another bucket hash (vmatch_line_mix): a version of its own */
+#define VMATCH_INLINE_ABI 0x10002u
+#endif
 
 /* A bucket line: one cache line holding the first two exact entries of its bucket, oldest
  * first (way 0 holds the older; a NULL payload is a free way, and the ways in use come
@@ -99,13 +103,19 @@ static inline int vmatch_inline_create(const char *spec, vmatch_engine_t **out)
     return vmatch_create_abi(spec, VMATCH_INLINE_ABI, out);
 }
 
-/* 32 well-mixed bits of the match bits (policy=hash's bucket hash: multiply, fold,
- * multiply; docs/hash.md), and their bucket among nb (multiply-shift). */
+/* 32 well-mixed bits of the match bits (policy=hash's bucket hash: the two halves of a
+ * 128-bit product folded together, or without 128-bit products multiply, fold, multiply;
+ * docs/hash.md), and their bucket among nb (multiply-shift). */
 VMATCH_INLINE_ uint32_t vmatch_line_mix(vmatch_bits_t bits)
 {
+#ifdef __SIZEOF_INT128__
+    __extension__ unsigned __int128 p = (unsigned __int128)bits * 0xD6E8FEB86659FD93ull;
+    return (uint32_t)((uint64_t)(p >> 64) ^ (uint64_t)p);
+#else
     uint64_t h = bits * 0xD6E8FEB86659FD93ull;
     h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
     return (uint32_t)(h >> 32);
+#endif
 }
 
 VMATCH_INLINE_ uint32_t vmatch_line_bucket(uint32_t mixed, uint32_t nb)
