@@ -207,9 +207,10 @@ VMATCH_INLINE_ int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32
 
 /* Search side s's line for an exact match and take it: VMATCH_MATCHED, VMATCH_ENOTFOUND
  * (the line holds none and the bucket has nothing in overflow), or -1 when the library must
- * search (nothing changed).  *compared: the entries compared. */
-VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch_bits_t bits,
-                                    void **out, unsigned *compared)
+ * search (nothing changed).  *compared: the entries compared.  mixed: the bits mixed, or NULL
+ * to mix them here, once the side is known to hold something. */
+VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, const uint32_t *mixed,
+                                    vmatch_bits_t bits, void **out, unsigned *compared)
 {
     vmatch_line_t *l;
     *compared = 0;
@@ -217,7 +218,7 @@ VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch
         return VMATCH_ENOTFOUND;
     if (s->slow)
         return -1;
-    l = &s->table[vmatch_line_bucket(mixed, s->nb)];
+    l = &s->table[vmatch_line_bucket(mixed ? *mixed : vmatch_line_mix(bits), s->nb)];
     if (vmatch_line_take(l, bits, out, compared)) {
         s->len--;
         s->count--;
@@ -232,7 +233,7 @@ VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, uint32_t mixed, vmatch
 VMATCH_INLINE_ int vmatch_hot_search_(vmatch_hot_t *h, int side, vmatch_bits_t bits, void **out)
 {
     unsigned compared;
-    int rc = vmatch_hot_take_(h->side[side], vmatch_line_mix(bits), bits, out, &compared);
+    int rc = vmatch_hot_take_(h->side[side], NULL, bits, out, &compared);
     if (rc != -1) {
         h->searches++;
         h->inspected += compared;
@@ -246,7 +247,7 @@ VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t
 {
     uint32_t mixed = vmatch_line_mix(bits);
     unsigned compared;
-    int rc = vmatch_hot_take_(h->side[!side], mixed, bits, out, &compared);
+    int rc = vmatch_hot_take_(h->side[!side], &mixed, bits, out, &compared);
     if (rc == VMATCH_ENOTFOUND) {
         if (!vmatch_hot_put_(h, h->side[side], mixed, bits, payload))
             return -1;
