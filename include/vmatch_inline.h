@@ -339,15 +339,22 @@ static inline void vmatch_inline_mpi_recv(const vmatch_engine_t *e, uint32_t ctx
         vmatch_mpi_recv(e, ctx, src, tag, bits, care);
 }
 
-/* vmatch_probe: an exact probe that removes (MPI_Improbe, or a receive's search of the
- * unexpected messages before it queues, as UCX makes it) takes from a line. */
+/* vmatch_probe: any probe of an empty unexpected side (a wildcard receive's search, in the
+ * ports, while nothing waits), and an exact probe that removes (MPI_Improbe, or a receive's
+ * search of the unexpected messages before it queues) when its line holds the answer. */
 static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
                                       vmatch_bits_t care, uint32_t cls, int remove,
                                       void **msg_out)
 {
     vmatch_hot_t *h;
-    if (e && msg_out && remove && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e))) {
-        int rc = vmatch_hot_search_(h, 1, bits, msg_out);
+    if (e && msg_out && (h = vmatch_hot_(e))) {
+        int rc = -1;
+        if (!h->side[1]->len) { /* not searched, whatever it matches: counted as the library */
+            h->searches++;
+            return VMATCH_ENOTFOUND;
+        }
+        if (remove && care == ~(vmatch_bits_t)0)
+            rc = vmatch_hot_search_(h, 1, bits, msg_out);
         if (rc != -1)
             return rc;
     }
