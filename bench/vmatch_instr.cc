@@ -45,6 +45,23 @@ struct LibCalls {
     }
 };
 
+// The ports' way (UCX's and MPICH's receive queues): a receive searches the unexpected
+// messages, then queues itself; an arrival searches the receives, then queues itself.
+struct SplitInlineCalls {
+    vmatch_engine_t *e;
+    int post(uint64_t bits, uint64_t care, uint32_t cls, void *req, void **msg_out)
+    {
+        int rc = vmatch_inline_probe(e, bits, care, cls, 1, msg_out);
+        return rc == VMATCH_MATCHED ? rc
+                                    : vmatch_inline_enqueue_posted(e, bits, care, cls, req);
+    }
+    int arrive(uint64_t bits, uint32_t cls, void *msg, void **req_out)
+    {
+        int rc = vmatch_inline_match_posted(e, bits, cls, req_out);
+        return rc == VMATCH_MATCHED ? rc : vmatch_inline_enqueue_unexpected(e, bits, cls, msg);
+    }
+};
+
 const uint32_t kSource = 5, kStandingTag = 1000;
 const size_t kShort = 8; // receives queued at once with QUEUE 8
 
@@ -128,7 +145,7 @@ template <class Calls> int measure_engine(const char *path, int queue, size_t pa
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: vmatch_instr inline|call|ucx|ob1 0|1|8 PAIRS\n");
+        fprintf(stderr, "usage: vmatch_instr inline|split|call|ucx|ob1 0|1|8 PAIRS\n");
         return 2;
     }
     std::string path = argv[1];
@@ -142,6 +159,8 @@ int main(int argc, char **argv)
         pairs = (pairs + kShort - 1) / kShort * kShort;
     if (path == "inline")
         return measure_engine<vmb::InlineEngineCalls>("inline", queue, pairs);
+    if (path == "split")
+        return measure_engine<SplitInlineCalls>("split", queue, pairs);
     if (path == "call")
         return measure_engine<LibCalls>("call", queue, pairs);
     if (path == "ucx")

@@ -61,6 +61,8 @@ static int whole(vm_hash_t *h)
 {
     int ok =
         !h->base.slow == !(h->flat || h->cost || h->want_switch || (h->wild && h->wild->len));
+    /* the inline calls' gate: room is the growth point while the side is fast */
+    ok &= h->base.room == (h->base.slow || !h->base.table ? 0 : h->grow);
     if (!h->base.table)
         return ok && h->base.count == (h->wild ? h->wild->len : 0) && !h->flat;
     uint64_t *count = calloc(h->base.nb, sizeof *count),
@@ -71,6 +73,9 @@ static int whole(vm_hash_t *h)
     for (uint32_t i = 0; i < h->base.nb; i++) {
         const vm_line_t *s = &h->base.table[i];
         for (int k = 0; k < VM_LINE_WAYS; k++) {
+            /* the ways in use come first, oldest first, and fill counts them */
+            ok &= !s->payload[k] == (k >= (int)vm_line_used(s));
+            ok &= k == 0 || !s->payload[k] || s->seq[k - 1] < s->seq[k];
             if (!s->payload[k])
                 continue;
             ok &= vm_hash_index(s->bits[k], h->base.nb) == i;
@@ -86,7 +91,7 @@ static int whole(vm_hash_t *h)
         h->over[r]->ops->each(h->over[r], walk_over, &w);
     }
     for (uint32_t i = 0; i < h->base.nb; i++)
-        ok &= count[i] == h->base.table[i].over;
+        ok &= count[i] == vm_line_over(&h->base.table[i]);
     ok &= !w.bad && made == h->nover;
     n += w.n;
     if (h->base.side == VM_PRQ)

@@ -25,23 +25,48 @@ _Static_assert(sizeof(vm_line_t) == 64, "a bucket is one cache line");
 _Static_assert(sizeof(((vm_line_t *)0)->payload) == VM_LINE_WAYS * sizeof(void *),
                "the published line has VM_LINE_WAYS ways");
 
-/* vmatch_line_put and vmatch_line_take (vmatch_inline.h) put into and take from a line. */
+/* vmatch_line_put and vmatch_line_take (vmatch_inline.h) put into and take from a line.
+ * The ways in use come first, oldest first; fill counts them and the bucket's entries in
+ * overflow. */
 
-/* The way of line s with the oldest entry whose bits agree with key where mask is set, or
- * -1.  Adds the ways in use to *inspected. */
+/* The ways of line s in use. */
+static inline uint32_t vm_line_used(const vm_line_t *s)
+{
+    return (uint32_t)s->fill;
+}
+
+/* The entries of line s's bucket in overflow. */
+static inline uint32_t vm_line_over(const vm_line_t *s)
+{
+    return (uint32_t)(s->fill >> 32);
+}
+
+/* Take way w (in use) out of line s: the ways after it move up, so that those in use stay
+ * first and in order. */
+static inline void vm_line_drop(vm_line_t *s, int w)
+{
+    for (int i = w; i + 1 < VM_LINE_WAYS; i++) {
+        s->bits[i] = s->bits[i + 1];
+        s->payload[i] = s->payload[i + 1];
+        s->seq[i] = s->seq[i + 1];
+    }
+    s->payload[VM_LINE_WAYS - 1] = NULL;
+    s->fill--;
+}
+
+/* The first (so the oldest) way of line s whose bits agree with key where mask is set, or
+ * -1.  Adds the entries inspected to *inspected: the ways up to the match, or all in use. */
 static inline int vm_line_way(const vm_line_t *s, vmatch_bits_t key, vmatch_bits_t mask,
                               uint64_t *inspected)
 {
-    int w = -1;
-    uint64_t n = 0; /* counted here, added once: *inspected may alias the line */
-    for (int i = 0; i < VM_LINE_WAYS; i++)
-        if (s->payload[i]) {
-            n++;
-            if (!((s->bits[i] ^ key) & mask) && (w < 0 || s->seq[i] < s->seq[w]))
-                w = i;
+    uint32_t n = vm_line_used(s);
+    for (uint32_t i = 0; i < n; i++)
+        if (!((s->bits[i] ^ key) & mask)) {
+            *inspected += i + 1;
+            return (int)i;
         }
     *inspected += n;
-    return w;
+    return -1;
 }
 
 #endif

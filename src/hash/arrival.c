@@ -130,7 +130,7 @@ int vm_hash_umq_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t
     if (rc < 0)
         return rc;
     h->base.count++;
-    if (!h->flat && h->base.count > h->base.room)
+    if (!h->flat && h->base.count > h->grow)
         vm_hash_grow(h);
     settle(h);
     return VMATCH_OK;

@@ -26,11 +26,12 @@ static int hash_create(vm_env_t *env, int side, vm_side_t **out)
     h->base = (vm_side_t){.ops = &vm_hash_policy, .env = env, .side = side};
     h->hc = vm_module_cfg(env->cfg, &vm_hash_module);
     h->base.nb = h->hc->buckets;
-    h->base.room = UINT64_MAX;
+    h->grow = UINT64_MAX;
     if (!h->base.nb) { /* a growing table starts with two buckets */
         h->base.nb = 2;
-        h->base.room = vm_hash_grow_at(h, 2);
+        h->grow = vm_hash_grow_at(h, 2);
     }
+    vm_hash_sync(h);
     *out = &h->base;
     return VMATCH_OK;
 }
@@ -65,7 +66,7 @@ static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, vo
             vm_hash_table_free(h);
         return rc;
     }
-    if (h->base.side == VM_PRQ && ++h->base.count > h->base.room)
+    if (h->base.side == VM_PRQ && ++h->base.count > h->grow)
         vm_hash_grow(h);
     return VMATCH_OK;
 }
@@ -79,12 +80,12 @@ VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bit
     return rc;
 }
 
-/* Exact traffic: an exact entry into a free way of its line, on a hashed side with no
- * switch pending (the caller checked), when the table need not grow.  1 when done. */
+/* Exact traffic: an exact entry into a free way of its line, on a side that may take the
+ * fast path (room is 0 when it may not), when the table need not grow.  1 when done. */
 static inline int append_fast(vm_hash_t *h, uint32_t mixed, vmatch_bits_t bits, void *payload,
                               uint64_t seq)
 {
-    if (!h->base.table || h->base.count >= h->base.room)
+    if (h->base.count >= h->base.room)
         return 0;
     if (!vmatch_line_put(&h->base.table[vmatch_line_bucket(mixed, h->base.nb)], bits, payload,
                          seq))
@@ -98,8 +99,7 @@ static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
 {
     (void)cls;
     vm_hash_t *h = (vm_hash_t *)p;
-    if (care == ~(vmatch_bits_t)0 && !h->base.slow &&
-        append_fast(h, vmatch_line_mix(bits), bits, payload, seq))
+    if (care == ~(vmatch_bits_t)0 && append_fast(h, vmatch_line_mix(bits), bits, payload, seq))
         return VMATCH_OK;
     if (h->flat && !h->want_switch) /* a flat UMQ: straight to its queue */
         return vm_hash_flat_append(h, bits, payload, seq);
@@ -216,11 +216,11 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
             c->inspected += compared;
             return vm_side_counted(sp, qp, VMATCH_MATCHED);
         }
-        if (l->over) /* the bucket goes on in its region's queue */
+        if (vm_line_over(l)) /* the bucket goes on in its region's queue */
             return exchange_slow(sp, qp, bits, care, payload, c);
         c->inspected += compared;
     }
-    if (q->base.slow || !append_fast(q, mixed, bits, payload, c->seq))
+    if (!append_fast(q, mixed, bits, payload, c->seq))
         return queue_slow(qp, bits, care, payload, c);
     return vm_side_counted(sp, qp, VMATCH_QUEUED);
 }

@@ -36,9 +36,8 @@ typedef struct vm_hash {
     /* The side's table is in base (vm_side_t's published part, vmatch_inline.h): table, nb
      * buckets (NULL until the side's first entry), count (the side's entries: on the PRQ the
      * exact receives -- care all ones -- in the table and the wildcard receives in wild; on
-     * the UMQ every message), room (count above which the table doubles; UINT64_MAX: fixed)
-     * and slow (below).  over: the regions' overflow queues (each NULL until its first
-     * overflow). */
+     * the UMQ every message), slow and room (below).  over: the regions' overflow queues
+     * (each NULL until its first overflow). */
     vm_queue_t **over;
     uint32_t nover;   /* overflow queues made */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
@@ -46,25 +45,33 @@ typedef struct vm_hash {
     vm_queue_t *flat;
     uint64_t cost;   /* UMQ: search work the other mode would have saved, since the switch */
     int want_switch; /* UMQ: switch at the next call allowed to take memory */
+    uint64_t grow;   /* count above which the table doubles; UINT64_MAX: fixed */
     /* base.slow is non-zero while exact calls cannot take the fast path: a flat UMQ, a
-     * switch being weighed, wildcard receives queued (vm_hash_sync keeps it). */
+     * switch being weighed, wildcard receives queued.  base.room is grow while the fast
+     * path may append (slow clear, a table made), else 0: the appends of the fast paths
+     * check count < room alone.  vm_hash_sync keeps both. */
 } vm_hash_t;
 
-/* Recompute h->base.slow after a call off the fast path. */
+/* Recompute h->base.slow and h->base.room after a call off the fast path or a change of
+ * the table. */
 static inline void vm_hash_sync(vm_hash_t *h)
 {
     h->base.slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+    h->base.room = h->base.slow || !h->base.table ? 0 : h->grow;
 }
 
 /* 32 well-mixed bits of the match bits, and their bucket among nb: vmatch_inline.h's
  * vmatch_line_mix and vmatch_line_bucket, which the callers' inline calls use too.  The
  * bucket is multiply-shift (no division), so that doubling nb splits bucket i into 2i and
- * 2i + 1.  One multiplication is not enough: MPI keys differ in a few low bits of two
- * fields, and the top bits of bits * C leave a third of the buckets empty and pile the keys
- * up in the rest (16380 gather keys in 16384 buckets: 9237 empty, 1585 holding 3); multiply,
- * fold, multiply spreads them as random keys would (6001 empty, 947 holding 3;
- * docs/hash.md).  The multipliers differ from llv's fingerprint hash (the top 16 bits of
- * bits times the golden ratio), so the entries of one bucket keep distinct fingerprints.
+ * 2i + 1.  The top bits of one product bits * C are not enough: MPI keys differ in a few
+ * low bits of two fields, and on some of their patterns (strided tags, strided sources)
+ * they pile the keys up, a third of the entries overflowing.  The two halves of the 128-bit
+ * product folded together spread them at least as random keys would: over 40 structured
+ * key sets at one entry per bucket, 6.8% of the entries overflow on average and 10.6% at
+ * worst, against 10.4% and 10.9% for multiply, fold, multiply (which it replaced: 4
+ * instructions instead of 8) and 4.2% and 32.6% for one product's top bits (docs/hash.md).
+ * The multiplier differs from llv's fingerprint hash (the top 16 bits of bits times the
+ * golden ratio), so the entries of one bucket keep distinct fingerprints.
  * An exchange mixes the bits once for the tables of both sides. */
 
 /* The bucket of match bits among nb. */
@@ -136,7 +143,7 @@ static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits
         h->base.count--;
         return 1;
     }
-    return s->over ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;
+    return vm_line_over(s) ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;
 }
 
 /* ---- arrival.c: the UMQ's search, removal and append off the fast path ---- */

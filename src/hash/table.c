@@ -41,7 +41,7 @@ int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bit
     if (rc < 0)
         return rc;
     h->nover += made;
-    s->over++;
+    s->fill += VMATCH_LINE_OVER1;
     return VMATCH_OK;
 }
 
@@ -55,7 +55,7 @@ int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hi
         return 1;
     }
     vm_queue_t *q = *over_of(h, i);
-    return s->over && q->ops->find(q, bits, ~(vmatch_bits_t)0, hit, inspected);
+    return vm_line_over(s) && q->ops->find(q, bits, ~(vmatch_bits_t)0, hit, inspected);
 }
 
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
@@ -63,12 +63,12 @@ void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
     vm_line_t *s = &h->base.table[i];
     h->base.count--;
     if (!hit->where) {
-        s->payload[hit->slot] = NULL;
+        vm_line_drop(s, (int)hit->slot);
         return;
     }
     vm_queue_t *q = *over_of(h, i);
     q->ops->remove(q, hit);
-    s->over--;
+    s->fill -= VMATCH_LINE_OVER1;
 }
 
 __attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
@@ -76,7 +76,7 @@ __attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch
 {
     if (!vm_queue_match(*over_of(h, i), bits, ~(vmatch_bits_t)0, 1, payload, inspected))
         return 0;
-    h->base.table[i].over--;
+    h->base.table[i].fill -= VMATCH_LINE_OVER1;
     h->base.count--;
     return 1;
 }
@@ -183,12 +183,12 @@ int vm_hash_table_make(vm_hash_t *h)
 {
     h->base.table = table_new(h, h->base.nb);
     h->over = h->base.table ? over_new(h, h->base.nb) : NULL;
-    if (h->over)
-        return VMATCH_OK;
-    if (h->base.table)
+    if (!h->over && h->base.table) {
         table_del(h, h->base.table, h->base.nb);
-    h->base.table = NULL;
-    return VMATCH_ENOMEM;
+        h->base.table = NULL;
+    }
+    vm_hash_sync(h);
+    return h->over ? VMATCH_OK : VMATCH_ENOMEM;
 }
 
 /* Destroy the overflow queues. */
@@ -216,6 +216,7 @@ void vm_hash_table_free(vm_hash_t *h)
     h->flat = h->wild = NULL;
     h->base.table = NULL;
     h->over = NULL;
+    vm_hash_sync(h);
 }
 
 void vm_hash_table_clear(vm_hash_t *h)
@@ -250,7 +251,7 @@ static uint32_t size_for(const vm_hash_t *h, uint64_t n)
 
 int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 {
-    if (h->base.room != UINT64_MAX && q->len > h->base.room) {
+    if (h->grow != UINT64_MAX && q->len > h->grow) {
         uint32_t nb = size_for(h, q->len);
         vm_line_t *t = table_new(h, nb);
         vm_queue_t **o = t ? over_new(h, nb) : NULL;
@@ -264,7 +265,8 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
         h->base.table = t;
         h->over = o;
         h->base.nb = nb;
-        h->base.room = vm_hash_grow_at(h, nb);
+        h->grow = vm_hash_grow_at(h, nb);
+        vm_hash_sync(h);
     }
     placer_t pl = {h, VMATCH_OK};
     q->ops->each(q, place_one, &pl);
@@ -317,14 +319,15 @@ static int count_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *p
 {
     (void)care, (void)payload, (void)seq;
     splitter_t *s = arg;
-    s->t[vm_hash_index(bits, s->nb)].over++;
+    s->t[vm_hash_index(bits, s->nb)].fill += VMATCH_LINE_OVER1;
     return 0;
 }
 
 void vm_hash_grow(vm_hash_t *h)
 {
     if (h->base.nb >= MAX_BUCKETS) {
-        h->base.room = UINT64_MAX;
+        h->grow = UINT64_MAX;
+        vm_hash_sync(h);
         return;
     }
     uint32_t nb = h->base.nb * 2, nr = vm_hash_regions(h->base.nb), nr2 = vm_hash_regions(nb);
@@ -361,14 +364,13 @@ void vm_hash_grow(vm_hash_t *h)
         const vm_line_t *s = &h->base.table[i];
         for (int k = 0; k < VM_LINE_WAYS; k++) {
             vm_line_t *c = &t[vm_hash_index(s->bits[k], nb)];
-            int w = 0;
             if (!s->payload[k])
                 continue;
-            while (c->payload[w])
-                w++;
+            uint32_t w = vm_line_used(c); /* a child line has one parent: never full */
             c->bits[w] = s->bits[k];
             c->payload[w] = s->payload[k];
             c->seq[w] = s->seq[k];
+            c->fill++;
         }
     }
     for (uint32_t r = 0; r < nr; r++) {
@@ -397,5 +399,6 @@ void vm_hash_grow(vm_hash_t *h)
     h->over = o;
     h->base.nb = nb;
     h->nover = made;
-    h->base.room = vm_hash_grow_at(h, nb);
+    h->grow = vm_hash_grow_at(h, nb);
+    vm_hash_sync(h);
 }

@@ -33,7 +33,7 @@ int vm_unified_level_append(vm_unified_t *s, vm_unified_level_t *l, vmatch_bits_
     }
     int rc = vm_queue_append_new(env, s->base.side, &b->queue, bits, care, payload, seq);
     if (rc == VMATCH_OK) {
-        b->over++;
+        b->fill += VMATCH_LINE_OVER1;
         l->len++;
         l->over++;
     } else if (!l->len) { /* the buckets were made for this entry */
@@ -62,7 +62,7 @@ static int bucket_first(vm_unified_t *s, vm_line_t *b, vmatch_bits_t key, vmatch
     uint64_t seq;
     if (w >= 0)
         seq = b->seq[w];
-    else if (b->over && b->queue->ops->find(b->queue, key, keycare, &hit, inspected))
+    else if (vm_line_over(b) && b->queue->ops->find(b->queue, key, keycare, &hit, inspected))
         seq = hit.seq;
     else
         return 0;
@@ -100,11 +100,11 @@ int vm_unified_level_match_any(vm_unified_t *s, vm_unified_level_t *l, vmatch_bi
     if (!remove)
         return 1;
     if (c.way >= 0) {
-        c.b->payload[c.way] = NULL;
+        vm_line_drop(c.b, c.way);
     } else {
         c.q->ops->remove(c.q, &c.hit);
         if (c.b) {
-            c.b->over--;
+            c.b->fill -= VMATCH_LINE_OVER1;
             l->over--;
         }
     }
@@ -125,15 +125,15 @@ int vm_unified_level_remove(vm_unified_t *s, vm_unified_level_t *l, const void *
     }
     for (uint32_t i = 0; !found && l->b && i < l->nq; i++) {
         vm_line_t *b = &l->b[i];
-        for (int w = 0; !found && w < VM_LINE_WAYS; w++)
+        for (int w = 0; !found && w < (int)vm_line_used(b); w++)
             if (b->payload[w] == payload) {
-                b->payload[w] = NULL;
+                vm_line_drop(b, w);
                 found = 1;
             }
-        if (!found && b->over &&
+        if (!found && vm_line_over(b) &&
             b->queue->ops->find_payload(b->queue, payload, &hit, inspected)) {
             b->queue->ops->remove(b->queue, &hit);
-            b->over--;
+            b->fill -= VMATCH_LINE_OVER1;
             l->over--;
             found = 1;
         }

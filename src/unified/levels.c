@@ -164,12 +164,12 @@ static inline int level_match(vm_unified_t *s, vm_unified_level_t *l, vmatch_bit
     if (w >= 0) {
         *payload = b->payload[w];
         if (remove)
-            b->payload[w] = NULL;
-    } else if (!b->over ||
+            vm_line_drop(b, w);
+    } else if (!vm_line_over(b) ||
                !vm_queue_match(b->queue, key, keycare, remove, payload, inspected)) {
         return 0;
     } else if (remove) {
-        b->over--;
+        b->fill -= VMATCH_LINE_OVER1;
         l->over--;
     }
     if (remove && --l->len == 0 && l->nq > VM_UNIFIED_KEEP)
@@ -329,12 +329,12 @@ int vm_unified_exchange(vm_unified_t *s, vm_unified_t *q, vmatch_bits_t bits,
             if (!l->len)
                 continue;
             vm_line_t *b = vm_unified_bucket(s, l, bits);
-            if (l->wild || b->over)
+            if (l->wild || vm_line_over(b))
                 return exchange_any(s, q, bits, care, payload, c);
             int w = vm_line_way(b, bits, ~(vmatch_bits_t)0, &c->inspected);
             if (w >= 0) {
                 *c->out = b->payload[w];
-                b->payload[w] = NULL;
+                vm_line_drop(b, w);
                 if (--l->len == 0 && l->nq > VM_UNIFIED_KEEP)
                     vm_unified_level_release(s, l);
                 return VMATCH_MATCHED;
