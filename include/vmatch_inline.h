@@ -146,10 +146,10 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
 {
     /* Branches, not flags: the ways are in age order, so an exact match is in way 0 unless
      * its bucket holds two entries and it is the newer.  Against flags (both ways compared,
-     * the line closed up by conditional moves) this is 19-22 instructions a pair fewer, faster
-     * in the UCX port (1.03-1.08x stock instead of 1.14-1.17x) and on the report's
-     * one-entry collectives, slower where buckets hold two entries (the gather in rank
-     * order, neighbours); docs/hash.md. */
+     * the line closed up by conditional moves) this is 19-22 instructions a pair fewer,
+     * faster in the UCX port (1.01-1.14x stock over four runs, against 1.14-1.17x in one)
+     * and on the report's one-entry collectives, slower where buckets hold two entries (the
+     * gather in rank order, neighbours); docs/inline.md. */
     uint64_t f = s->fill;
     unsigned n = (unsigned)f, w;
     if (n && s->bits[0] == bits)
