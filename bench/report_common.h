@@ -70,6 +70,10 @@ struct InlineInfo {
 
 // The inline contenders, in table order (report_inline.cc).
 const std::vector<InlineInfo> &inline_engines();
+// The spec of hash-inl's engine (--inline-spec; "" is the default engine): false with why
+// when vmatch_create refuses it.
+bool set_inline_spec(const std::string &spec, std::string &why);
+const std::string &inline_spec();
 
 struct Engine {
     std::string label, spec, resolved, note;
@@ -181,7 +185,7 @@ struct Options {
     // would otherwise start a second replay of a workload with what it learnt in the first.
     bool fresh = false;
     double min_ms = 5, budget_s = 20;
-    std::string out, only, engines;
+    std::string out, only, engines, inline_spec;
     // --log FILE: the progress of every workload and the tables with their legends go there,
     // and the terminal keeps a line per section and the tables alone.
     FILE *log = stdout;

@@ -8,7 +8,8 @@
 // contenders replay a workload with their calls compiled into the loop (replay_inline.h):
 //   ob1-inl, ucx-inl  the classes of baseline_ob1.h and baseline_ucx.h, the same code as the
 //                     baselines ob1 and ucx, called directly (so the same bytes too);
-//   hash-inl          the default engine (vmatch_create("")) through vmatch_inline.h: an
+//   hash-inl          the default engine (vmatch_create(""), or --inline-spec's) through
+//                     vmatch_inline.h: an
 //                     exact post or arrival that hits a bucket line runs in the loop, the
 //                     rest is the library's call, as an MPI library embedding vmatch runs it.
 // The headline table sets hash-inl against the faster of ob1-inl and ucx-inl on every row
@@ -103,11 +104,14 @@ class EngineReplay final : public InlineReplay
     vmb::InlineEngineCalls calls_;
 };
 
+std::string g_inline_spec; // --inline-spec
+
 std::unique_ptr<InlineReplay> make_engine(const vm_trace_t &t, std::string &err)
 {
-    char spec[256];
+    char spec[1024];
     vmatch_engine_t *e = nullptr;
-    int rc = vmatch_inline_create(vm_wl_engine_spec(&t, "", spec, sizeof spec), &e);
+    int rc = vmatch_inline_create(vm_wl_engine_spec(&t, g_inline_spec.c_str(), spec, sizeof spec),
+                                  &e);
     if (rc < 0) {
         err = std::string(vmatch_strerror(rc)) + " (" + vmatch_last_error() + ")";
         return nullptr;
@@ -116,6 +120,20 @@ std::unique_ptr<InlineReplay> make_engine(const vm_trace_t &t, std::string &err)
 }
 
 } // namespace
+
+bool set_inline_spec(const std::string &spec, std::string &why)
+{
+    std::string resolved;
+    if (!check_spec(spec, resolved, why))
+        return false;
+    g_inline_spec = spec;
+    return true;
+}
+
+const std::string &inline_spec()
+{
+    return g_inline_spec;
+}
 
 const std::vector<InlineInfo> &inline_engines()
 {
@@ -145,7 +163,7 @@ bool named_engine(const std::string &label, Engine &en)
             std::string why;
             en.inl = &x;
             en.resolved = x.models;
-            if (label == kHashInlineLabel && check_spec("", en.resolved, why))
+            if (label == kHashInlineLabel && check_spec(g_inline_spec, en.resolved, why))
                 en.resolved += " (vmatch_inline.h)";
             return true;
         }
@@ -236,7 +254,10 @@ void print_headline(FILE *f, const Report *rep, const Section *pnp, bool legend)
                 "are called through a virtual call per operation; the inline baselines hold\n"
                 "the bytes of ob1 and ucx (the same classes).\n\n",
                 kHashInlineLabel, kOb1InlineLabel, kUcxInlineLabel, kHashInlineLabel);
-    else
+    if (!g_inline_spec.empty())
+        fprintf(f, "%s is not the default engine here: its spec is \"%s\" (--inline-spec).\n",
+                kHashInlineLabel, g_inline_spec.c_str());
+    if (!legend)
         fprintf(f,
                 "\nheadline: %s / the fastest inline baseline (%s, %s), ns per operation "
                 "and ratios (median ±half IQR)\n",

@@ -62,7 +62,8 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: vmatch_report [--full] [--out DIR] [--reps N] [--min-ms MS] [--budget S]\n"
-        "                     [--only TEXT] [--engines L1,L2,...] [--no-pnp | --pnp-only]\n"
+        "                     [--only TEXT] [--engines L1,L2,...] [--inline-spec SPEC]\n"
+        "                     [--no-pnp | --pnp-only]\n"
         "                     [--no-tagperf | --tagperf-only] [--log FILE] [--summary FILE]\n"
         "       vmatch_report --machine | --list\n"
         "  --full        the large sizes (slow: list designs take seconds per replay), and a\n"
@@ -79,6 +80,9 @@ static void usage(FILE *f)
         "                tag-perf section runs when \"tag-perf\" contains TEXT)\n"
         "  --engines L   only these columns (mpich is always kept; not the pnp and tag-perf\n"
         "                sections)\n"
+        "  --inline-spec SPEC  hash-inl (the headline's vmatch column) is the engine of SPEC\n"
+        "                through vmatch_inline.h instead of the default engine, as an MPI\n"
+        "                library embedding vmatch with that spec (hash.load=50, say)\n"
         "  --no-pnp      leave out the pnp section; --pnp-only: run only the pnp section\n"
         "  --no-tagperf  leave out the tag-perf section; --tagperf-only: run only it\n"
         "  --no-cluster  leave out the cluster section (policy=cluster); --cluster-only:\n"
@@ -184,6 +188,8 @@ static bool parse_args(int argc, char **argv, Options &o, bool &help)
             o.budget_s = atof(argv[++i]);
         } else if (a == "--only" && more) {
             o.only = argv[++i];
+        } else if (a == "--inline-spec" && more) {
+            o.inline_spec = argv[++i];
         } else if (a == "--engines" && more) {
             o.engines = argv[++i];
         } else if (a == "--log" && more) {
@@ -264,6 +270,12 @@ int main(int argc, char **argv)
     if (help) {
         usage(stdout);
         return 0;
+    }
+    std::string why;
+    if (!set_inline_spec(o.inline_spec, why)) {
+        fprintf(stderr, "vmatch_report: --inline-spec '%s': %s\n", o.inline_spec.c_str(),
+                why.c_str());
+        return 1;
     }
     Machine m = probe_machine();
     if (o.machine_only) {
