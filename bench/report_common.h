@@ -73,7 +73,6 @@ const std::vector<InlineInfo> &inline_engines();
 // The spec of hash-inl's engine (--inline-spec; "" is the default engine): false with why
 // when vmatch_create refuses it.
 bool set_inline_spec(const std::string &spec, std::string &why);
-const std::string &inline_spec();
 
 struct Engine {
     std::string label, spec, resolved, note;

@@ -9,9 +9,9 @@
 //   ob1-inl, ucx-inl  the classes of baseline_ob1.h and baseline_ucx.h, the same code as the
 //                     baselines ob1 and ucx, called directly (so the same bytes too);
 //   hash-inl          the default engine (vmatch_create(""), or --inline-spec's) through
-//                     vmatch_inline.h: an
-//                     exact post or arrival that hits a bucket line runs in the loop, the
-//                     rest is the library's call, as an MPI library embedding vmatch runs it.
+//                     vmatch_inline.h: an exact post or arrival that hits a bucket line
+//                     runs in the loop, the rest is the library's call, as an MPI library
+//                     embedding vmatch runs it.
 // The headline table sets hash-inl against the faster of ob1-inl and ucx-inl on every row
 // of the workload table and of the pnp section's gathers, and the targets of issue 24 are
 // judged on it ("headline: ..." lines).
@@ -128,11 +128,6 @@ bool set_inline_spec(const std::string &spec, std::string &why)
         return false;
     g_inline_spec = spec;
     return true;
-}
-
-const std::string &inline_spec()
-{
-    return g_inline_spec;
 }
 
 const std::vector<InlineInfo> &inline_engines()
