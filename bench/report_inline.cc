@@ -110,8 +110,8 @@ std::unique_ptr<InlineReplay> make_engine(const vm_trace_t &t, std::string &err)
 {
     char spec[1024];
     vmatch_engine_t *e = nullptr;
-    int rc = vmatch_inline_create(vm_wl_engine_spec(&t, g_inline_spec.c_str(), spec, sizeof spec),
-                                  &e);
+    int rc = vmatch_inline_create(
+        vm_wl_engine_spec(&t, g_inline_spec.c_str(), spec, sizeof spec), &e);
     if (rc < 0) {
         err = std::string(vmatch_strerror(rc)) + " (" + vmatch_last_error() + ")";
         return nullptr;
