@@ -549,3 +549,37 @@ openmpi_deps() {
     command -v mpicc >/dev/null && command -v mpirun >/dev/null && return 0
     vmatch_deps openmpi-bin libopenmpi-dev
 }
+
+# ---- test suites' results (runtests' TAP summaries) ----
+
+# tap_results TAP: "program np #k" -> ok|fail for each test of a TAP summary, sorted; k
+# counts the runs of one program (other arguments or environment).  A skipped test is ok.
+tap_results() {
+    awk '/^(not )?ok / { ok = $1 == "ok"; sub(/^(not )?ok +[0-9]* *- */, ""); sub(/ +#.*$/, "")
+        printf "%s #%d\t%s\n", $0, ++k[$0], ok ? "ok" : "fail" }' "$1" | LC_ALL=C sort
+}
+
+# tap_compare STOCK_TAP TAP NAME WHAT: the results of NAME (TAP) against stock's.  Fails
+# when NAME fails a test that stock passes, when it did not run a test that stock passed,
+# when the two have no test in common, or when stock passed none: a comparison of nothing
+# proves nothing.
+tap_compare() {
+    local name=$3 d=$4
+    LC_ALL=C join -t $'\t' -a 1 -a 2 -e none -o 0,1.2,2.2 <(tap_results "$1") <(tap_results "$2") |
+        awk -F'\t' -v n="$name" -v d="$d" '
+            $2 != "none" && $3 != "none" { common++ }
+            $2 == "ok" { stock_ok++ }
+            $2 == "ok" && $3 == "fail" { printf "   differs: %s: stock ok, %s fails\n", $1, n; bad = 1 }
+            $2 == "fail" && $3 == "ok" { printf "   differs: %s: stock fails, %s ok\n", $1, n }
+            $2 == "ok" && $3 == "none" { if (++skipped <= 10) missing = missing "\n      " $1; bad = 1 }
+            $2 == "none" { only++ }
+            END {
+                if (!common) { printf "   %s: FAILED: no test in common between stock and %s\n", d, n; exit 1 }
+                if (!stock_ok) { printf "   %s: FAILED: no test passed on stock: nothing to compare\n", d; exit 1 }
+                if (skipped) printf "   %s: %d tests that stock passed were not run on %s:%s%s\n", d,
+                    skipped, n, missing, (skipped > 10 ? "\n      ..." : "")
+                printf "   %s: %s against stock: %d tests in common%s\n", d, n, common,
+                    only ? sprintf(", %d run on %s only", only, n) : ""
+                exit bad
+            }'
+}
