@@ -175,6 +175,7 @@ struct Options {
     bool tagperf = true;                // --no-tagperf (--tagperf-only: the others off)
     bool cluster = true;                // --no-cluster (--cluster-only: the others off)
     bool unified = true;                // --no-unified (--unified-only: the others off)
+    bool memory = true;                 // --no-memory (--memory-only: the others off)
     bool reps_given = false;
     int reps = 0; // 0: the default of the mode
     // The yardstick (mpich) runs in only this many of the repetitions, spread evenly over

@@ -184,4 +184,30 @@ bool write_json(const std::string &path, const Report &rep, const Machine &m, co
 // plot.dat and plot.gp (gnuplot draws plot.png) from the sweep rows of rep.
 bool write_plot(const std::string &dir, const Report &rep, const Machine &m);
 
+// ---- the memory section (report_memory.cc) ----
+
+// One engine on one case: bytes created, at the peak of the burst (entries queued then),
+// drained, after the quiet traffic; error: why it did not run; wrong: a match was wrong.
+struct MemCell {
+    uint64_t created = 0, peak = 0, entries = 0, drained = 0, quiet = 0;
+    bool ran = false, wrong = false;
+    std::string error;
+};
+
+struct MemRow {
+    std::string label, spec; // spec: the library engine's (of the first case)
+    bool baseline = false;
+    std::vector<MemCell> cells; // per case
+};
+
+struct MemorySection {
+    bool ran = false;
+    std::vector<std::string> cases, notes;
+    std::vector<MemRow> rows;
+};
+
+MemorySection run_memory_section(const Options &o);
+void print_memory_section(FILE *f, const MemorySection &m, bool legend);
+std::vector<Target> memory_targets(const MemorySection &m); // "memory: ..." lines
+
 } // namespace vmr

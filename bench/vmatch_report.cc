@@ -89,6 +89,8 @@ static void usage(FILE *f)
         "                run only it\n"
         "  --no-unified  leave out the unified section (policy=unified); --unified-only:\n"
         "                run only it\n"
+        "  --no-memory   leave out the memory section (bytes created, at a burst's peak,\n"
+        "                drained and after quiet traffic); --memory-only: run only it\n"
         "  --log FILE    the progress of every workload and the tables with their legends go\n"
         "                to FILE; the terminal gets a line per section and the bare tables\n"
         "  --summary FILE  append the target lines (met / missed) to FILE instead of printing\n"
@@ -143,7 +145,8 @@ static const struct {
 } kSections[] = {{"pnp", &Options::pnp},
                  {"tagperf", &Options::tagperf},
                  {"cluster", &Options::cluster},
-                 {"unified", &Options::unified}};
+                 {"unified", &Options::unified},
+                 {"memory", &Options::memory}};
 
 // --no-NAME or --NAME-only of kSections: o set, true; else false.
 static bool section_arg(const std::string &a, Options &o)
@@ -365,6 +368,13 @@ int main(int argc, char **argv)
         run_section(o, o.cluster, "cluster", run_cluster_section, print_cluster_section);
     Section un =
         run_section(o, o.unified, "unified", run_unified_section, print_unified_section);
+    MemorySection mem;
+    if (o.memory) {
+        mem = run_memory_section(o);
+        print_memory_section(o.log, mem, true);
+        if (brief)
+            print_memory_section(stdout, mem, false);
+    }
     std::vector<Target> lean =
         lean_targets(o.main_suite ? &rep : nullptr, o.pnp ? &pnp : nullptr);
     targets.insert(targets.end(), lean.begin(), lean.end());
@@ -379,6 +389,8 @@ int main(int argc, char **argv)
         std::vector<Target> ut = unified_targets(un);
         targets.insert(targets.end(), ut.begin(), ut.end());
     }
+    std::vector<Target> mt = memory_targets(mem);
+    targets.insert(targets.end(), mt.begin(), mt.end());
     fflush(stdout);
     FILE *tf = nullptr;
     if (!o.out.empty()) {
@@ -406,6 +418,7 @@ int main(int argc, char **argv)
                 print_cluster_section(tf, cl, true);
             if (o.unified)
                 print_unified_section(tf, un, true);
+            print_memory_section(tf, mem, true);
         }
         if (!tf || !write_json(o.out + "/results.json", rep, m, o, notes, parts, &tp) ||
             (plot && !write_plot(o.out, rep, m))) {
@@ -436,6 +449,9 @@ int main(int argc, char **argv)
             for (const Cell &c : row.cells)
                 wrong |= c.wrong;
     }
+    for (const MemRow &row : mem.rows)
+        for (const MemCell &c : row.cells)
+            wrong |= c.wrong;
     for (const TagPerfEngine &te : tp.engines)
         wrong |= !te.error.empty(); // a wrong match or a failed call
     return failed || wrong ? 1 : 0;

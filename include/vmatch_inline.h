@@ -35,9 +35,9 @@ extern "C" {
 
 /* The version of the layouts below; the library says which it has (vmatch_inline_abi). */
 #ifdef __SIZEOF_INT128__
-#define VMATCH_INLINE_ABI 2u
+#define VMATCH_INLINE_ABI 3u
 #else /* the same layouts, another bucket hash (vmatch_line_mix): a version of its own */
-#define VMATCH_INLINE_ABI 0x10002u
+#define VMATCH_INLINE_ABI 0x10003u
 #endif
 
 /* A bucket line: one cache line holding the first two exact entries of its bucket, oldest
@@ -63,8 +63,11 @@ typedef struct vmatch_hot_side {
     uint32_t nb;          /* buckets */
     uint32_t slow;        /* nonzero: exact calls on this side are the library's */
     uint64_t count;       /* the entries of the table and its overflow queues */
-    uint64_t room;        /* count at which an append is the library's (the table grows);
-                             0 while slow is set or table is NULL */
+    uint64_t room;        /* count at which an append is the library's (the table grows, or
+                             the library watches how full it gets); 0 while slow is set or
+                             table is NULL */
+    uint64_t check;       /* an append with a higher sequence number is the library's (it
+                             checks whether the tables should shrink); UINT64_MAX: never */
 } vmatch_hot_side_t;
 
 /* The MPI layout of the match bits (vmatch_mpi_pack), as masks and shifts. */
@@ -203,8 +206,9 @@ VMATCH_INLINE_ void vmatch_hot_pack_(const vmatch_hot_pack_t *k, uint32_t ctx, i
 VMATCH_INLINE_ int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32_t mixed,
                                    vmatch_bits_t bits, void *payload)
 {
-    if (q->count >= q->room || !vmatch_line_put(&q->table[vmatch_line_bucket(mixed, q->nb)],
-                                                bits, payload, h->seq + 1))
+    if (q->count >= q->room || h->seq >= q->check ||
+        !vmatch_line_put(&q->table[vmatch_line_bucket(mixed, q->nb)], bits, payload,
+                         h->seq + 1))
         return 0;
     h->seq++;
     q->len++;

@@ -61,8 +61,15 @@ static int whole(vm_hash_t *h)
 {
     int ok =
         !h->base.slow == !(h->flat || h->cost || h->want_switch || (h->wild && h->wild->len));
-    /* the inline calls' gate: room is the growth point while the side is fast */
-    ok &= h->base.room == (h->base.slow || !h->base.table ? 0 : h->grow);
+    /* the inline calls' gate: room is the growth point while the side is fast, or the mark
+     * while a watched window has not reached it */
+    uint64_t room = h->mark && !h->busy && h->mark < h->grow ? h->mark : h->grow;
+    ok &= h->base.room == (h->base.slow || !h->base.table ? 0 : room);
+    /* the check is the earlier end of both sides' windows */
+    vm_side_t *peer = h->base.env->paired[!h->base.side];
+    uint64_t end =
+        peer && ((vm_hash_t *)peer)->end < h->end ? ((vm_hash_t *)peer)->end : h->end;
+    ok &= h->base.check == end;
     if (!h->base.table)
         return ok && h->base.count == (h->wild ? h->wild->len : 0) && !h->flat;
     uint64_t *count = calloc(h->base.nb, sizeof *count),
@@ -365,11 +372,174 @@ static void test_enomem(const char *spec)
     CHECK(r.to_flat > 0 && r.to_hashed > 0);
 }
 
+/* ---- giving memory back ---- */
+
+static uint64_t buckets(vmatch_engine_t *e, int side)
+{
+    vm_hash_t *h = side_of(e, side);
+    return h->base.table ? h->base.nb : 0;
+}
+
+static uint64_t bytes_of(vmatch_engine_t *e)
+{
+    vmatch_stats_t st;
+    vmatch_stats(e, &st);
+    return st.bytes;
+}
+
+/* n entries of 1023 sources x 4 tags on side (posted receives, or messages), queued in a
+ * random order and matched in another, each answer checked against the model. */
+static int burst(run_t *r, int side, int n)
+{
+    int *o = malloc((size_t)n * sizeof *o), ok = 1;
+    REQUIRE(o);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++)
+            o[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(rnd(&r->s) % (uint64_t)(i + 1)), t = o[i];
+            o[i] = o[j], o[j] = t;
+        }
+        for (int i = 0; i < n && ok; i++) {
+            vmatch_bits_t bits, care;
+            void *got = NULL, *want = NULL, *id = PTR(r->id++);
+            int queue = pass == 0 ? side : !side, rc, wrc;
+            vmatch_mpi_recv(r->e, 1, 1 + o[i] / 4, o[i] % 4, &bits, &care);
+            if (queue == VM_PRQ) {
+                rc = vmatch_post(r->e, bits, care, 0, id, &got);
+                wrc = ref_post(&r->ref, bits, care, id, &want);
+            } else {
+                rc = vmatch_arrive(r->e, bits, 0, id, &got);
+                wrc = ref_arrive(&r->ref, bits, id, &want);
+            }
+            ok = rc == wrc && got == want;
+        }
+    }
+    free(o);
+    return ok;
+}
+
+/* n quiet exact pairs on 8 sources (a post, then its message, or the other way round). */
+static int quiet(run_t *r, int n, int armed)
+{
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        vmatch_bits_t bits, care;
+        void *got = NULL, *want = NULL, *a = PTR(r->id++), *b = PTR(r->id++);
+        vmatch_mpi_recv(r->e, 2, i % 8, i % 3, &bits, &care);
+        int first = (i / 100) % 2 ? VM_UMQ : VM_PRQ;
+        int rc = VMATCH_ENOMEM;
+        for (int arm = armed; rc == VMATCH_ENOMEM && arm >= 0; arm--) {
+            /* armed, a call that needs memory fails (and changed nothing: called again
+             * unarmed); one that finds a free way succeeds, and its shrink fails */
+            vm_engine_mem(r->e)->fail_after = arm ? 0 : -1;
+            rc = first == VM_PRQ ? vmatch_post(r->e, bits, care, 0, a, &got)
+                                 : vmatch_arrive(r->e, bits, 0, a, &got);
+            vm_engine_mem(r->e)->fail_after = -1;
+        }
+        int wrc = first == VM_PRQ ? ref_post(&r->ref, bits, care, a, &want)
+                                  : ref_arrive(&r->ref, bits, a, &want);
+        ok = rc == wrc && got == want;
+        rc = first == VM_PRQ ? vmatch_arrive(r->e, bits, 0, b, &got)
+                             : vmatch_post(r->e, bits, care, 0, b, &got);
+        wrc = first == VM_PRQ ? ref_arrive(&r->ref, bits, b, &want)
+                              : ref_post(&r->ref, bits, care, b, &want);
+        ok &= rc == wrc && got == want;
+    }
+    return ok && whole(side_of(r->e, VM_PRQ)) && whole(side_of(r->e, VM_UMQ));
+}
+
+/* A burst's table shrinks after quiet traffic, on either side (the side that stays quiet is
+ * checked by the other's appends), keeping what it still holds in order; bursts that come
+ * back within a window keep it; a shrink that runs out of memory keeps the old table. */
+static void test_shrink(void)
+{
+    for (int side = 0; side < 2; side++) {
+        run_t r = {.s = 5 + (uint64_t)side};
+        REQUIRE(vmatch_create("policy=hash storage=llv", &r.e) == VMATCH_OK);
+        ref_init(&r.ref);
+        /* entries that stay queued through it all, on both sides */
+        void *got;
+        for (int i = 0; i < 6; i++) {
+            vmatch_bits_t bits, care;
+            vmatch_mpi_recv(r.e, 3, i % 2, 7, &bits, &care);
+            void *id = PTR(r.id++);
+            CHECK_EQ(i < 3 ? vmatch_post(r.e, bits, care, 0, id, &got)
+                           : vmatch_arrive(r.e, vmatch_mpi_msg(r.e, 4, i % 2, 7), 0, id, &got),
+                     VMATCH_QUEUED);
+            if (i < 3)
+                ref_post(&r.ref, bits, care, id, &got);
+            else
+                ref_arrive(&r.ref, vmatch_mpi_msg(r.e, 4, i % 2, 7), id, &got);
+        }
+        CHECK(burst(&r, side, 4092));
+        uint64_t peak = buckets(r.e, side), drained = bytes_of(r.e);
+        CHECK(peak >= 2048);
+        /* bursts every 4000 operations: each window sees one, the table stays */
+        for (int k = 0; k < 6; k++) {
+            CHECK(burst(&r, side, 1000) && quiet(&r, 1000, 0));
+            CHECK_EQ(buckets(r.e, side), peak);
+        }
+        CHECK(quiet(&r, 50000, 0));
+        printf("test_hash: side %d: %llu buckets after the burst, %llu after quiet traffic; "
+               "%llu bytes drained, %llu after\n",
+               side, (unsigned long long)peak, (unsigned long long)buckets(r.e, side),
+               (unsigned long long)drained, (unsigned long long)bytes_of(r.e));
+        /* the six entries kept, with the pair's, reach the mark of 64 buckets */
+        CHECK(buckets(r.e, side) <= 64);
+        CHECK(bytes_of(r.e) <= 16384);
+        /* the entries kept through the shrinks, matched in order */
+        for (int i = 0; i < 6; i++) {
+            vmatch_bits_t bits, care;
+            void *want = NULL;
+            got = NULL;
+            vmatch_mpi_recv(r.e, 4, i % 2, 7, &bits, &care);
+            int rc = i < 3
+                         ? vmatch_arrive(r.e, vmatch_mpi_msg(r.e, 3, i % 2, 7), 0, PTR(0), &got)
+                         : vmatch_post(r.e, bits, care, 0, PTR(0), &got);
+            int wrc = i < 3
+                          ? ref_arrive(&r.ref, vmatch_mpi_msg(r.e, 3, i % 2, 7), PTR(0), &want)
+                          : ref_post(&r.ref, bits, care, PTR(0), &want);
+            CHECK(rc == VMATCH_MATCHED && rc == wrc && got == want);
+        }
+        ref_fini(&r.ref);
+        vmatch_destroy(r.e);
+    }
+    /* out of memory: every quiet append armed, so that each shrink fails; the table stays,
+     * whole and right, and shrinks once memory is back */
+    run_t r = {.s = 11};
+    REQUIRE(vmatch_create("policy=hash storage=llv hash.shrink=64", &r.e) == VMATCH_OK);
+    ref_init(&r.ref);
+    CHECK(burst(&r, VM_PRQ, 2000));
+    uint64_t peak = buckets(r.e, VM_PRQ);
+    CHECK(quiet(&r, 5000, 1));
+    CHECK_EQ(buckets(r.e, VM_PRQ), peak);
+    CHECK(quiet(&r, 5000, 0));
+    CHECK(buckets(r.e, VM_PRQ) <= 4);
+    CHECK_EQ(vmatch_stat(r.e, "hash.table_buckets", &peak), VMATCH_OK);
+    ref_fini(&r.ref);
+    vmatch_destroy(r.e);
+    /* hash.shrink=0 and fixed tables keep their size */
+    const char *keep[] = {"policy=hash hash.shrink=0", "policy=hash hash.buckets=1021"};
+    for (int k = 0; k < 2; k++) {
+        run_t q = {.s = 13};
+        REQUIRE(vmatch_create(keep[k], &q.e) == VMATCH_OK);
+        ref_init(&q.ref);
+        CHECK(burst(&q, VM_PRQ, 4092));
+        uint64_t nb = buckets(q.e, VM_PRQ);
+        CHECK(quiet(&q, 20000, 0));
+        CHECK_EQ(buckets(q.e, VM_PRQ), nb);
+        ref_fini(&q.ref);
+        vmatch_destroy(q.e);
+    }
+}
+
 int main(void)
 {
     test_index();
     test_placement();
     test_memory();
+    test_shrink();
     test_modes("policy=hash storage=llv");
     test_modes("policy=hash storage=ll hash.buckets=2");
     test_modes("policy=hash storage=lla hash.buckets=7");

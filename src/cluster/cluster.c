@@ -265,8 +265,8 @@ static const vm_key_t cluster_keys[] = {
     {"cluster.k", VM_KEY_UINT, FIELD(k), 1, VM_CLUSTER_MAX_K,
      .help = "`cluster` with `kmeans`: clusters per side (fewer when fewer counts differ)"},
     {"cluster.cap", VM_KEY_UINT, FIELD(cap), 0, 1024,
-     .help = "`cluster` with `heuristic`: at most about cap * sqrt(sources) clusters per side "
-             "(0: no bound)"},
+     .help = "`cluster`, `heuristic`: about cap·√sources clusters per side at most (0: no "
+             "bound)"},
 };
 
 static const vm_policy_t *const cluster_policies[] = {&vm_cluster_policy, NULL};

@@ -398,6 +398,37 @@ void vm_pool_put(vm_pool_t *p, void *obj)
     pool_put_slow(p, obj);
 }
 
+void vm_pool_trim(vm_pool_t *p)
+{
+    if (p->big) {
+        if (p->nbig == p->ncached)
+            cache_flush(p);
+        return;
+    }
+    while (p->ncached) { /* the cached objects back to their slabs */
+        void *obj = p->cache;
+        p->cache = *(void **)obj;
+        p->ncached--;
+        slab_put(p, obj);
+    }
+    vm_link_t *l = p->slabs.head;
+    while (l) {
+        vm_slab_t *s = VM_CONTAINER_OF(l, vm_slab_t, all);
+        l = l->next;
+        if (s->used)
+            continue;
+        p->empty -= s->bytes;
+        partial_unlink(p, s);
+        slab_drop(p, s);
+    }
+}
+
+void vm_env_trim(vm_env_t *env)
+{
+    for (unsigned i = 0; i < env->npools; i++)
+        vm_pool_trim(&env->pools[i]);
+}
+
 /* The env's pools by object size (queue.h): what the storages allocate their nodes and
  * blocks from. */
 vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size)

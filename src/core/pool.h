@@ -94,5 +94,8 @@ void *vm_pool_get(vm_pool_t *p);
  * slabs kept hold less than 64 KiB; when the last big object out comes back, it and the
  * cache are given back. */
 void vm_pool_put(vm_pool_t *p, void *obj);
+/* Give back what the pool keeps for later: its cache of returned objects and its empty
+ * slabs (policy=hash, once its tables shrank after quiet traffic). */
+void vm_pool_trim(vm_pool_t *p);
 
 #endif

@@ -93,10 +93,15 @@ typedef struct vm_env {
     unsigned npools;
     uint32_t classes_closed; /* 1 once the class table could not grow: it takes no new
                                 class again (vmatch_coll_class) */
+    /* The two sides of a policy whose sides look after each other (policy=hash: each checks
+     * the other's table for shrinking), set by the policy's create; NULL otherwise. */
+    struct vm_side *paired[2];
 } vm_env_t;
 
 /* The pool of objects of obj_size bytes, or NULL when VM_MAX_POOLS sizes are in use. */
 vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size);
+/* vm_pool_trim on every pool of env. */
+void vm_env_trim(vm_env_t *env);
 
 /* ---- storage: one ordered queue ---- */
 
@@ -269,7 +274,8 @@ typedef struct vm_side {
      *   (vm_side_counted), a policy for a side it nests (unified's point-to-point side), the
      *   inline calls.  The engine reads it for its statistics; an empty side is not searched.
      * - the rest is a policy's whose vm_policy_t.hot is set (hash: its bucket lines, its own
-     *   count, its growth point and its fast-path flag); zero for the others. */
+     *   count, its growth point, its fast-path flag and when it checks its size); zero for
+     *   the others. */
     union {
         vmatch_hot_side_t hot;
         struct {
@@ -279,6 +285,7 @@ typedef struct vm_side {
             uint32_t slow;
             uint64_t count;
             uint64_t room;
+            uint64_t check;
         };
     };
 } vm_side_t;
@@ -287,7 +294,7 @@ typedef struct vm_side {
     (offsetof(vm_side_t, f) == offsetof(vm_side_t, hot) + offsetof(vmatch_hot_side_t, f))
 _Static_assert(VM_SIDE_HOT_AT(len) && VM_SIDE_HOT_AT(table) && VM_SIDE_HOT_AT(nb) &&
                    VM_SIDE_HOT_AT(slow) && VM_SIDE_HOT_AT(count) && VM_SIDE_HOT_AT(room) &&
-                   sizeof(vmatch_hot_side_t) == 40,
+                   VM_SIDE_HOT_AT(check) && sizeof(vmatch_hot_side_t) == 48,
                "vm_side_t's published part is vmatch_hot_side_t");
 
 struct vm_policy {

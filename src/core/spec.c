@@ -286,8 +286,8 @@ static const vm_key_t core_keys[] = {
      .help = "who may call: `off` one thread at a time, `mutex` any thread (one lock), "
              "`multi` any thread, arrivals through a lock-free inbox (docs/threads.md)"},
     {"threads.inbox", VM_KEY_UINT, CORE(inbox), 1, 1u << 20,
-     .help = "`threads=multi`: slots of each of the inbox's two buffers; an arrival that "
-             "finds the engine busy and the buffer full waits for the engine"},
+     .help = "`threads=multi`: slots of each of the inbox's two buffers (an arrival that "
+             "finds both the engine busy and its buffer full waits)"},
 };
 
 static const vm_config_t core_default = {

@@ -23,8 +23,6 @@
  */
 #include "hash_impl.h"
 
-#include <stdlib.h>
-
 /* The switches, in the units each side counts.  Flat: entries compared by exact searches
  * (a vector compare of fingerprints covers 16 of them); it turns hashed past FLAT_EXACT
  * times its entries plus FLAT_SLACK, about what the copy costs, and each wildcard search
@@ -40,53 +38,21 @@
 #define HASHED_WILD  2
 #define HASHED_EXACT 32
 
-typedef struct vm_hash_entry {
-    vmatch_bits_t bits;
-    void *payload;
-    uint64_t seq;
-} vm_hash_entry_t;
-
-typedef struct collector {
-    vm_hash_entry_t *v;
-    uint64_t n;
-} collector_t;
-
-static int collect(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                   uint64_t seq)
-{
-    (void)care;
-    collector_t *c = arg;
-    c->v[c->n++] = (vm_hash_entry_t){bits, payload, seq};
-    return 0;
-}
-
-static int by_seq(const void *a, const void *b)
-{
-    uint64_t x = ((const vm_hash_entry_t *)a)->seq, y = ((const vm_hash_entry_t *)b)->seq;
-    return (x > y) - (x < y);
-}
-
 /* Hashed -> flat: the buckets' messages merged by sequence number into one queue. */
 static void to_flat(vm_hash_t *h)
 {
-    vm_mem_t *mem = &h->base.env->mem;
-    size_t bytes = (size_t)h->base.count * sizeof(vm_hash_entry_t);
-    collector_t c = {.v = h->base.count ? vm_mem_alloc(mem, bytes) : NULL};
+    uint64_t n = h->base.count;
+    vm_hash_entry_t *v = vm_hash_table_sorted(h, n);
     vm_env_t *env = h->base.env;
     vm_queue_t *q = NULL;
-    if ((h->base.count && !c.v) || env->cfg->storage->create(env, VM_UMQ, &q) < 0) {
-        if (c.v)
-            vm_mem_free(mem, c.v, bytes);
+    if ((n && !v) || env->cfg->storage->create(env, VM_UMQ, &q) < 0) {
+        vm_hash_entries_free(h, v, n);
         return;
     }
-    vm_hash_table_each(h, collect, &c);
-    if (c.n)
-        qsort(c.v, c.n, sizeof *c.v, by_seq);
     int rc = VMATCH_OK;
-    for (uint64_t k = 0; k < c.n && rc == VMATCH_OK; k++)
-        rc = q->ops->append(q, c.v[k].bits, ~(vmatch_bits_t)0, c.v[k].payload, c.v[k].seq);
-    if (c.v)
-        vm_mem_free(mem, c.v, bytes);
+    for (uint64_t k = 0; k < n && rc == VMATCH_OK; k++)
+        rc = q->ops->append(q, v[k].bits, ~(vmatch_bits_t)0, v[k].payload, v[k].seq);
+    vm_hash_entries_free(h, v, n);
     if (rc < 0) {
         q->ops->destroy(q);
         return;

@@ -27,11 +27,13 @@ static int hash_create(vm_env_t *env, int side, vm_side_t **out)
     h->hc = vm_module_cfg(env->cfg, &vm_hash_module);
     h->base.nb = h->hc->buckets;
     h->grow = UINT64_MAX;
+    h->end = h->base.check = UINT64_MAX;
     if (!h->base.nb) { /* a growing table starts with two buckets */
         h->base.nb = 2;
         h->grow = vm_hash_grow_at(h, 2);
     }
     vm_hash_sync(h);
+    vm_hash_pair(h);
     *out = &h->base;
     return VMATCH_OK;
 }
@@ -39,6 +41,8 @@ static int hash_create(vm_env_t *env, int side, vm_side_t **out)
 static void hash_destroy(vm_side_t *p)
 {
     vm_hash_t *h = (vm_hash_t *)p;
+    if (p->env->paired[p->side] == p)
+        p->env->paired[p->side] = NULL;
     vm_hash_table_free(h);
     vm_mem_free(&p->env->mem, h, sizeof *h);
 }
@@ -76,16 +80,19 @@ VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bit
                                     void *payload, uint64_t seq)
 {
     int rc = append_other(h, bits, care, payload, seq);
+    if (rc == VMATCH_OK && seq > h->base.check) /* after the append: a call that fails */
+        vm_hash_check(h, seq);                  /* changes nothing */
     vm_hash_sync(h);
     return rc;
 }
 
 /* Exact traffic: an exact entry into a free way of its line, on a side that may take the
- * fast path (room is 0 when it may not), when the table need not grow.  1 when done. */
+ * fast path (room is 0 when it may not), when the table need not grow and its size need not
+ * be checked (shrink.c).  1 when done. */
 static inline int append_fast(vm_hash_t *h, uint32_t mixed, vmatch_bits_t bits, void *payload,
                               uint64_t seq)
 {
-    if (h->base.count >= h->base.room)
+    if (h->base.count >= h->base.room || seq > h->base.check)
         return 0;
     if (!vmatch_line_put(&h->base.table[vmatch_line_bucket(mixed, h->base.nb)], bits, payload,
                          seq))
@@ -101,7 +108,7 @@ static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
     vm_hash_t *h = (vm_hash_t *)p;
     if (care == ~(vmatch_bits_t)0 && append_fast(h, vmatch_line_mix(bits), bits, payload, seq))
         return VMATCH_OK;
-    if (h->flat && !h->want_switch) /* a flat UMQ: straight to its queue */
+    if (h->flat && !h->want_switch && seq <= h->base.check) /* a flat UMQ: its queue */
         return vm_hash_flat_append(h, bits, payload, seq);
     return append_slow(h, bits, care, payload, seq);
 }
@@ -263,7 +270,7 @@ static void hash_stats(const vm_side_t *p, vmatch_stats_t *acc)
     acc->queues += h->nover + (h->flat != NULL) + (h->wild != NULL);
 }
 
-/* hash.table_buckets, hash.overflows and hash.flat (hash_stat_keys). */
+/* hash.table_buckets, hash.overflows, hash.shrinks and hash.flat (hash_stat_keys). */
 static int hash_stat(const vm_side_t *p, const char *key, uint32_t arg, void *out)
 {
     const vm_hash_t *h = (const vm_hash_t *)p;
@@ -274,6 +281,8 @@ static int hash_stat(const vm_side_t *p, const char *key, uint32_t arg, void *ou
         *(uint64_t *)out += h->nover;
     else if (strcmp(key, "hash.flat") == 0)
         *(uint64_t *)out += h->flat != NULL;
+    else if (strcmp(key, "hash.shrinks") == 0)
+        *(uint64_t *)out += h->shrinks;
     else
         return 0;
     return 1;
@@ -289,15 +298,17 @@ const vm_policy_t vm_hash_policy = {.name = "hash",
 /* ---- keys ---- */
 
 /* Defaults: measured in docs/hash.md. */
-static const vm_hash_config_t hash_default = {.buckets = 0, .load = 100};
+static const vm_hash_config_t hash_default = {.buckets = 0, .load = 100, .shrink = 4096};
 
 #define FIELD(f) offsetof(vm_hash_config_t, f)
 
 static const vm_key_t hash_keys[] = {
     {"hash.buckets", VM_KEY_UINT, FIELD(buckets), 0, 1u << 24,
-     .help = "`hash`: buckets per side, fixed; 0: the table grows with its entries"},
+     .help = "`hash`: fixed buckets per side; 0: a growing table"},
     {"hash.load", VM_KEY_UINT, FIELD(load), 10, 100000,
-     .help = "`hash`, growing table: entries per 100 buckets above which the table doubles"},
+     .help = "`hash`: entries per 100 buckets past which a growing table doubles"},
+    {"hash.shrink", VM_KEY_UINT, FIELD(shrink), 0, 1u << 30,
+     .help = "`hash`: operations per window; two quiet windows shrink a table; 0: never"},
 };
 
 static const vm_stat_key_t hash_stat_keys[] = {
@@ -307,6 +318,9 @@ static const vm_stat_key_t hash_stat_keys[] = {
     {.name = "hash.overflows",
      .help = "`hash`: overflow queues made, both sides (one per region of buckets that "
              "overflowed)"},
+    {.name = "hash.shrinks",
+     .help = "`hash`: times a side's table shrank after quiet traffic, both sides "
+             "(docs/hash.md#giving-memory-back)"},
     {.name = "hash.flat",
      .help = "`hash`: 1 while the unexpected messages are kept flat, in one queue in arrival "
              "order; 0 while hashed"},

@@ -16,6 +16,7 @@ extern const vm_policy_t vm_hash_policy;
 typedef struct vm_hash_config {
     uint32_t buckets; /* a fixed bucket count; 0: the table grows with the load */
     uint32_t load;    /* growing table: entries per 100 buckets above which it doubles */
+    uint32_t shrink;  /* growing table: operations per window (shrink.c); 0: never shrinks */
 } vm_hash_config_t;
 
 /* A bucket is a line (line.h) holding its first VM_LINE_WAYS entries; the entries that
@@ -46,6 +47,17 @@ typedef struct vm_hash {
     uint64_t cost;   /* UMQ: search work the other mode would have saved, since the switch */
     int want_switch; /* UMQ: switch at the next call allowed to take memory */
     uint64_t grow;   /* count above which the table doubles; UINT64_MAX: fixed */
+    /* Giving memory back (shrink.c).  A growing table above VM_HASH_MIN buckets is watched
+     * in windows of operations (sequence numbers): a window in which the side's count
+     * stayed below mark is quiet, and after VM_HASH_QUIET quiet windows in a row the table
+     * shrinks.  end: the sequence number at which the window ends (0: one starts at the next
+     * check; UINT64_MAX: none runs).  The published check (base.check) is the earlier end of
+     * the two sides, so that either side's append reaches the library for both. */
+    uint64_t end;
+    uint64_t mark;    /* count at which the window is busy; 0 while not watched */
+    uint32_t busy;    /* the count reached mark in this window */
+    uint32_t quiet;   /* quiet windows in a row */
+    uint64_t shrinks; /* tables given back (hash.shrinks) */
     /* base.slow is non-zero while exact calls cannot take the fast path: a flat UMQ, a
      * switch being weighed, wildcard receives queued.  base.room is grow while the fast
      * path may append (slow clear, a table made), else 0: the appends of the fast paths
@@ -57,7 +69,11 @@ typedef struct vm_hash {
 static inline void vm_hash_sync(vm_hash_t *h)
 {
     h->base.slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
-    h->base.room = h->base.slow || !h->base.table ? 0 : h->grow;
+    if (h->mark && h->base.count >= h->mark)
+        h->busy = 1;
+    /* while watched and not yet busy, the append that reaches mark is the library's */
+    uint64_t room = h->mark && !h->busy && h->mark < h->grow ? h->mark : h->grow;
+    h->base.room = h->base.slow || !h->base.table ? 0 : room;
 }
 
 /* 32 well-mixed bits of the match bits, and their bucket among nb: vmatch_inline.h's
@@ -131,6 +147,21 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q);
 /* Call fn for every entry of the table (lines, then overflow queues; not in order). */
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg);
 
+/* An entry of the table, copied out. */
+typedef struct vm_hash_entry {
+    vmatch_bits_t bits;
+    void *payload;
+    uint64_t seq;
+} vm_hash_entry_t;
+
+/* The table's n entries (lines and overflow queues; the caller knows n), oldest first, in
+ * memory of the engine; NULL when n is 0 or memory ran out. */
+vm_hash_entry_t *vm_hash_table_sorted(vm_hash_t *h, uint64_t n);
+void vm_hash_entries_free(vm_hash_t *h, vm_hash_entry_t *v, uint64_t n);
+/* Remake the table with nb buckets, its entries placed again in their order.  VMATCH_OK, or
+ * VMATCH_ENOMEM with the table as it was. */
+int vm_hash_resize(vm_hash_t *h, uint32_t nb);
+
 /* Take the oldest entry with exactly these bits from bucket i: 1 with *payload, or 0. */
 static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
                                     void **payload, uint64_t *inspected)
@@ -145,6 +176,20 @@ static inline int vm_hash_slot_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits
     }
     return vm_line_over(s) ? vm_hash_over_take(h, i, bits, payload, inspected) : 0;
 }
+
+/* ---- shrink.c ---- */
+
+/* The smallest table a growing side shrinks to: the one it starts with. */
+#define VM_HASH_MIN 2
+
+/* Link the two sides of an engine through env->paired (hash_create). */
+void vm_hash_pair(vm_hash_t *h);
+/* An append with sequence number seq above base.check: end the windows of both sides that
+ * are due, shrink what stayed quiet, start the next windows. */
+void vm_hash_check(vm_hash_t *h, uint64_t seq);
+/* Start watching the table after it grew or was made (its next window starts at the next
+ * check). */
+void vm_hash_watch(vm_hash_t *h);
 
 /* ---- arrival.c: the UMQ's search, removal and append off the fast path ---- */
 

@@ -18,6 +18,7 @@
  */
 #include "hash_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Most buckets of a growing table: 2^26 lines (4 GiB) per side. */
@@ -94,6 +95,42 @@ void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg)
     for (uint32_t r = 0; h->over && r < vm_hash_regions(h->base.nb); r++)
         if (h->over[r])
             h->over[r]->ops->each(h->over[r], fn, arg);
+}
+
+typedef struct collector {
+    vm_hash_entry_t *v;
+    uint64_t n;
+} collector_t;
+
+static int collect(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                   uint64_t seq)
+{
+    (void)care;
+    collector_t *c = arg;
+    c->v[c->n++] = (vm_hash_entry_t){bits, payload, seq};
+    return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    uint64_t x = ((const vm_hash_entry_t *)a)->seq, y = ((const vm_hash_entry_t *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+vm_hash_entry_t *vm_hash_table_sorted(vm_hash_t *h, uint64_t n)
+{
+    collector_t c = {.v = n ? vm_mem_alloc(&h->base.env->mem, n * sizeof *c.v) : NULL};
+    if (!c.v)
+        return NULL;
+    vm_hash_table_each(h, collect, &c);
+    qsort(c.v, c.n, sizeof *c.v, by_seq);
+    return c.v;
+}
+
+void vm_hash_entries_free(vm_hash_t *h, vm_hash_entry_t *v, uint64_t n)
+{
+    if (v)
+        vm_mem_free(&h->base.env->mem, v, n * sizeof *v);
 }
 
 typedef struct seeker {
@@ -225,6 +262,40 @@ void vm_hash_table_clear(vm_hash_t *h)
     memset(h->base.table, 0, (size_t)h->base.nb * sizeof *h->base.table);
 }
 
+int vm_hash_resize(vm_hash_t *h, uint32_t nb)
+{
+    /* the table's entries: on a flat UMQ none, on the PRQ all but the wildcard receives */
+    uint64_t n = h->flat ? 0 : h->base.count - (h->wild ? h->wild->len : 0);
+    vm_hash_entry_t *v = vm_hash_table_sorted(h, n);
+    if (n && !v)
+        return VMATCH_ENOMEM;
+    vm_hash_t old = *h;
+    h->base.nb = nb;
+    h->nover = 0;
+    int rc = vm_hash_table_make(h);
+    for (uint64_t k = 0; k < n && rc == VMATCH_OK; k++)
+        rc = vm_hash_slot_append(h, vm_hash_index(v[k].bits, nb), v[k].bits, ~(vmatch_bits_t)0,
+                                 v[k].payload, v[k].seq);
+    vm_hash_entries_free(h, v, n);
+    vm_hash_t *drop = rc == VMATCH_OK ? &old : h; /* the table given back */
+    if (drop->base.table) {
+        over_drop(drop);
+        table_del(drop, drop->base.table, drop->base.nb);
+        over_del(drop, drop->over, drop->base.nb);
+    }
+    if (rc < 0) { /* the old table again */
+        h->base.table = old.base.table;
+        h->over = old.over;
+        h->base.nb = old.base.nb;
+        h->nover = old.nover;
+        vm_hash_sync(h);
+        return rc;
+    }
+    h->grow = vm_hash_grow_at(h, nb);
+    vm_hash_sync(h);
+    return VMATCH_OK;
+}
+
 typedef struct placer {
     vm_hash_t *h;
     int rc;
@@ -266,6 +337,7 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
         h->over = o;
         h->base.nb = nb;
         h->grow = vm_hash_grow_at(h, nb);
+        vm_hash_watch(h);
         vm_hash_sync(h);
     }
     placer_t pl = {h, VMATCH_OK};
@@ -400,5 +472,6 @@ void vm_hash_grow(vm_hash_t *h)
     h->base.nb = nb;
     h->nover = made;
     h->grow = vm_hash_grow_at(h, nb);
+    vm_hash_watch(h);
     vm_hash_sync(h);
 }

@@ -7,8 +7,9 @@
  * Dynamic (pnp).  Entries of a non-partner go to the newest chain queue.  When that queue
  * holds pnp.threshold entries, its entries are counted per source key and the keys above
  * the metric's edge point become partners (at most pnp.cap * sqrt(nprocs) in all, highest
- * counts first), each with its own queue.  Table: open addressing over 1.5 times the
- * partner bound, so a lookup reads one or two slots.  Then, with pnp.move (the default), the
+ * counts first), each with its own queue.  Table: open addressing over 1.5 slots per
+ * partner (made with the first partners, doubling as more come, up to 1.5 times the partner
+ * bound), so a lookup reads one or two slots.  Then, with pnp.move (the default), the
  * new partners' entries move to their queues, keeping their sequence numbers, so the chain
  * stays one queue and a partner's search is its own queue.  Without it (the thesis's levels),
  * they stay where they were and a fresh chain queue opens the next level: a search for a
@@ -73,6 +74,8 @@ static inline int64_t partner(const vm_pnp_t *s, uint64_t key, int32_t *last)
             }
         return -1;
     }
+    if (!s->nslots) /* no partner yet: no table */
+        return -1;
     /* The table always has a free slot, so the probe ends. */
     for (size_t i = home(s, key);; i = next_slot(s, i)) {
         const vm_pnp_slot_t *t = &s->table[i];
@@ -220,6 +223,40 @@ static int move_entries(vm_pnp_t *s, vm_queue_t **out, vm_queue_t **wild)
     return rc;
 }
 
+/* Room in the partner table for n more partners, so that it stays at most 2/3 full: it
+ * grows by doubling from 16 slots, up to what the partner bound needs (1.5 slots per
+ * partner), so that a side holds slots for the partners it found, not for pnp.cap's bound.
+ * VMATCH_OK, or VMATCH_ENOMEM with the table as it was. */
+static int table_room(vm_pnp_t *s, uint32_t n)
+{
+    uint64_t need = (uint64_t)(s->npartners + n) * 3 / 2 + 1,
+             full = s->limit + s->limit / 2 + 1;
+    if (need <= s->nslots)
+        return VMATCH_OK;
+    uint64_t ns = s->nslots ? s->nslots : 16;
+    while (ns < need)
+        ns *= 2;
+    ns = ns < full ? ns : full;
+    vm_mem_t *mem = &s->base.env->mem;
+    vm_pnp_slot_t *t = vm_mem_calloc(mem, ns * sizeof *t), *old = s->table;
+    if (!t)
+        return VMATCH_ENOMEM;
+    uint32_t on = s->nslots;
+    s->table = t;
+    s->nslots = (uint32_t)ns;
+    for (uint32_t i = 0; i < on; i++) {
+        if (!old[i].key)
+            continue;
+        size_t j = home(s, old[i].key - 1);
+        while (t[j].key)
+            j = next_slot(s, j);
+        t[j] = old[i];
+    }
+    if (old)
+        vm_mem_free(mem, old, on * sizeof *old);
+    return VMATCH_OK;
+}
+
 /* A round of partner extraction on the newest shared queue: new partners, each with a
  * queue; then (pnp.move) their entries move there, or (thesis) a new level opens.  Best
  * effort: when no key qualifies, the table is full or memory runs out, the queues stay as
@@ -260,6 +297,11 @@ static void extract(vm_pnp_t *s)
     size_t m = vm_pnp_choose(counts, u, pop > u ? pop : u, (int)s->pc->metric, s->pc->alpha, u,
                              scratch, chosen, NULL);
     /* Highest count first into the table, up to the bound. */
+    uint32_t fits = s->limit - s->npartners;
+    if (table_room(s, m < fits ? (uint32_t)m : fits) < 0) {
+        vm_mem_free(mem, keys, bytes);
+        return;
+    }
     uint32_t last = s->pc->move ? UINT32_MAX : s->nchain - 1, taken = 0;
     uint64_t *slots = scratch; /* scratch is free again */
     for (size_t j = 0; j < m && s->npartners + taken < s->limit; j++) {
@@ -375,10 +417,7 @@ static int create(vm_env_t *env, int side, vm_side_t **out, int is_static, uint3
         rc = vm_pnp_load_profile(s);
     } else if (rc == VMATCH_OK) {
         uint64_t c = cap ? cap : s->pc->cap;
-        s->limit = (uint32_t)vm_isqrt(c * c * cfg->nprocs);
-        s->nslots = s->limit + s->limit / 2 + 1;
-        s->table = vm_mem_calloc(&env->mem, table_bytes(s));
-        rc = s->table ? VMATCH_OK : VMATCH_ENOMEM;
+        s->limit = (uint32_t)vm_isqrt(c * c * cfg->nprocs); /* the table comes with partners */
     }
     if (rc < 0) {
         pnp_destroy(&s->base);

@@ -33,7 +33,8 @@ typedef struct vm_pnp {
     uint64_t retry; /* newest chain queue length that triggers an extraction */
     /* dynamic */
     /* The partner table: nslots slots with linear probing, never more than 2/3 full, so a
-     * lookup (on every routed call) reads one slot or two of one cache line. */
+     * lookup (on every routed call) reads one slot or two of one cache line; NULL and 0
+     * until the first partners. */
     struct vm_pnp_slot *table;
     uint32_t nslots;
     /* static */
