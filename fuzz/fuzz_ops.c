@@ -3,7 +3,8 @@
  *
  * Layout of an input: three bytes choose the spec (policy single, pnp, pnp-static or hash
  * over ll, lla or llv, each kernel the machine has, small blocks, small pnp thresholds and
- * caps, hash tables of 1 to 64 buckets or growing with loads of 0.5 to 4, profile recording,
+ * caps, hash tables of 1 to 64 buckets or growing with loads of 0.5 to 4 (and shrinking after
+ * quiet windows of 8, 32 or 4096 operations, or never), profile recording,
  * a collective class for context 1), then each operation is one
  * byte (its kind in the low three bits) and, for most kinds, one argument byte.  Contexts
  * 0-1, sources 0-5 and tags 0-2 (and the wildcards) make receives and messages meet often.
@@ -46,8 +47,8 @@ typedef struct run {
 } run_t;
 
 /* The policies' figures a failed call must leave as they were (those the engine keeps). */
-static const char *const figure_keys[] = {"pnp.partners", "pnp.levels", "hash.table_buckets",
-                                          "hash.overflows", "hash.flat"};
+static const char *const figure_keys[] = {"pnp.partners",   "pnp.levels", "hash.table_buckets",
+                                          "hash.overflows", "hash.flat",  "hash.shrinks"};
 #define NFIG (sizeof figure_keys / sizeof figure_keys[0])
 
 /* What a failed call must not change: vmatch_stats and the figures the engine keeps. */
@@ -107,7 +108,8 @@ static int make_engine(run_t *r)
         if (vmatch_simd_available(kernels[i]) == 1)
             have[nhave++] = kernels[i];
     /* The third byte is pnp's; with single, its bit 6 makes the engine hash instead. */
-    static const unsigned buckets[] = {0, 1, 2, 7, 0, 3, 0, 64}, loads[] = {100, 50, 200, 400};
+    static const unsigned buckets[] = {0, 1, 2, 7, 0, 3, 0, 64}, loads[] = {100, 50, 200, 400},
+                          shrinks[] = {4096, 8, 32, 0}; /* windows: tables that shrink often */
     int hash = b0 % 3 == 0 && (b2 & 0x40);
     const char *policy = hash ? "hash" : policies[b0 % 3], *storage = storages[(b0 >> 2) % 3];
     int n = snprintf(r->spec, sizeof r->spec,
@@ -117,8 +119,9 @@ static int make_engine(run_t *r)
     if (strcmp(storage, "llv") == 0 && nhave)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n, " simd=%s", have[b1 % nhave]);
     if (hash)
-        n += snprintf(r->spec + n, sizeof r->spec - (size_t)n, " hash.buckets=%u hash.load=%u",
-                      buckets[b2 % 8], loads[(b2 >> 3) % 4]);
+        n += snprintf(r->spec + n, sizeof r->spec - (size_t)n,
+                      " hash.buckets=%u hash.load=%u hash.shrink=%u", buckets[b2 % 8],
+                      loads[(b2 >> 3) % 4], shrinks[(b2 >> 5 & 1) | (b2 >> 6 & 2)]);
     else if (strcmp(policy, "single") != 0)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n,
                       " pnp.threshold=%u pnp.cap=%u pnp.move=%s pnp.metric=%s", 2 + b2 % 7,
