@@ -180,7 +180,7 @@ static void map_lookup_and_bytes(void)
     for (size_t n = 0; n <= N; n = n ? n * 10 : 1) {
         vm_mem_t m = {.numa = VM_NUMA_OFF, .fail_after = -1};
         vm_cluster_map_t map;
-        CHECK_EQ(vm_cluster_map_build(&map, &m, keys, vals, n), VMATCH_OK);
+        CHECK_EQ(vm_cluster_map_build(&map, &m, keys, vals, n, 0, 24), VMATCH_OK);
         /* 12 bytes a slot, n + n/2 + 1 slots: the bound docs/cluster.md states. */
         CHECK_EQ(m.bytes, n ? 12 * (n + n / 2 + 1) : 0);
         CHECK_EQ(m.bytes, vm_cluster_map_bytes(n));
@@ -192,8 +192,42 @@ static void map_lookup_and_bytes(void)
     }
     vm_mem_t m = {.numa = VM_NUMA_OFF, .fail_after = 0};
     vm_cluster_map_t map;
-    CHECK_EQ(vm_cluster_map_build(&map, &m, keys, vals, 10), VMATCH_ENOMEM);
+    CHECK_EQ(vm_cluster_map_build(&map, &m, keys, vals, 10, 0, 24), VMATCH_ENOMEM);
     CHECK(m.bytes == 0 && map.nslots == 0);
+    /* Dense where it is smaller: n of the 2 x 1000 ranks of two contexts named.  The ranks
+     * are sparse (few named), dense (most named) or past nprocs (never dense). */
+    enum { P = 1000 };
+    static uint64_t dkeys[2 * P];
+    static uint32_t dvals[2 * P];
+    for (unsigned every = 1; every <= 64; every *= 4) {
+        size_t n = 0;
+        for (uint32_t c = 0; c < 2; c++)
+            for (uint32_t r = 0; r < P; r += every) {
+                dkeys[n] = (uint64_t)(5 + c) << 24 | r;
+                dvals[n++] = 1 + (r * 31 + c) % 40000;
+            }
+        for (int past = 0; past < 2; past++) {
+            vm_mem_t md = {.numa = VM_NUMA_OFF, .fail_after = -1};
+            CHECK_EQ(vm_cluster_map_build(&map, &md, dkeys, dvals, n, past ? P / 2 : P, 24),
+                     VMATCH_OK);
+            int dense = !past && vm_cluster_map_dense_bytes(2, P) < vm_cluster_map_bytes(n);
+            CHECK_EQ(map.dense != NULL, dense);
+            CHECK_EQ(md.bytes,
+                     dense ? vm_cluster_map_dense_bytes(2, P) : vm_cluster_map_bytes(n));
+            for (size_t i = 0; i < n; i++)
+                CHECK_EQ(vm_cluster_map_find(&map, dkeys[i]), dvals[i]);
+            for (uint32_t r = 0; r < P + 5; r++) /* unnamed ranks, other contexts */
+                if (r % every || r >= P)
+                    CHECK_EQ(vm_cluster_map_find(&map, (uint64_t)5 << 24 | r), 0);
+            CHECK_EQ(vm_cluster_map_find(&map, (uint64_t)P), 0);
+            CHECK_EQ(vm_cluster_map_find(&map, (uint64_t)7 << 24 | 3), 0);
+            vm_cluster_map_free(&map, &md);
+            CHECK_EQ(md.bytes, 0);
+        }
+        vm_mem_t mf = {.numa = VM_NUMA_OFF, .fail_after = 0};
+        CHECK_EQ(vm_cluster_map_build(&map, &mf, dkeys, dvals, n, P, 24), VMATCH_ENOMEM);
+        CHECK(mf.bytes == 0 && map.nslots == 0 && !map.dense);
+    }
 }
 
 /* ---- engines ---- */

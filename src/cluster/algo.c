@@ -304,12 +304,53 @@ int vm_cluster_kmeans(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t 
 
 /* ---- the map ---- */
 
-int vm_cluster_map_build(vm_cluster_map_t *m, vm_mem_t *mem, const uint64_t *keys,
-                         const uint32_t *vals, size_t n)
+/* The dense map of n keys with nctx contexts (see vm_cluster_map_build). */
+static int dense_build(vm_cluster_map_t *m, vm_mem_t *mem, const uint64_t *keys,
+                       const uint32_t *vals, size_t n, uint32_t nctx, const uint64_t *ctxs)
 {
-    *m = (vm_cluster_map_t){0};
+    uint64_t *a = vm_mem_calloc(mem, vm_cluster_map_dense_bytes(nctx, m->nprocs));
+    if (!a)
+        return VMATCH_ENOMEM;
+    m->ctxs = a;
+    m->nctx = nctx;
+    m->dense = (uint16_t *)(a + nctx);
+    for (uint32_t i = 0; i < nctx; i++)
+        a[i] = ctxs[i];
+    for (size_t j = 0; j < n; j++) {
+        uint64_t ctx = keys[j] >> m->src_bits, src = keys[j] & ((1ull << m->src_bits) - 1);
+        uint32_t c = 0;
+        while (ctxs[c] != ctx)
+            c++;
+        m->dense[(size_t)c * m->nprocs + src] = (uint16_t)vals[j];
+    }
+    return VMATCH_OK;
+}
+
+int vm_cluster_map_build(vm_cluster_map_t *m, vm_mem_t *mem, const uint64_t *keys,
+                         const uint32_t *vals, size_t n, uint32_t nprocs, uint32_t src_bits)
+{
+    *m = (vm_cluster_map_t){.nprocs = nprocs, .src_bits = src_bits};
     if (!n)
         return VMATCH_OK;
+    /* Dense when it can hold the keys in fewer bytes. */
+    uint64_t ctxs[VM_CLUSTER_DENSE_CTX];
+    uint32_t nctx = 0;
+    int dense = nprocs > 0 && src_bits < 64;
+    for (size_t j = 0; j < n && dense; j++) {
+        uint64_t ctx = keys[j] >> src_bits, src = keys[j] & ((1ull << src_bits) - 1);
+        uint32_t c = 0;
+        while (c < nctx && ctxs[c] != ctx)
+            c++;
+        if (c == nctx && nctx < VM_CLUSTER_DENSE_CTX)
+            ctxs[nctx++] = ctx;
+        dense = c < nctx && src < nprocs && vals[j] <= UINT16_MAX;
+    }
+    if (dense && vm_cluster_map_dense_bytes(nctx, nprocs) < vm_cluster_map_bytes(n)) {
+        int rc = dense_build(m, mem, keys, vals, n, nctx, ctxs);
+        if (rc < 0)
+            *m = (vm_cluster_map_t){0};
+        return rc;
+    }
     size_t bytes = vm_cluster_map_bytes(n), nslots = n + n / 2 + 1;
     m->key = vm_mem_calloc(mem, bytes);
     if (!m->key)
@@ -328,6 +369,8 @@ int vm_cluster_map_build(vm_cluster_map_t *m, vm_mem_t *mem, const uint64_t *key
 
 void vm_cluster_map_free(vm_cluster_map_t *m, vm_mem_t *mem)
 {
+    if (m->dense)
+        vm_mem_free(mem, m->ctxs, vm_cluster_map_dense_bytes(m->nctx, m->nprocs));
     if (m->key)
         vm_mem_free(mem, m->key, (size_t)m->nslots * (sizeof *m->key + sizeof *m->val));
     *m = (vm_cluster_map_t){0};

@@ -73,7 +73,7 @@ static int build(vm_cluster_t *s, const vm_profile_t *prof, uint32_t nprocs)
             cl[m++] = cl[i];
         }
     if (rc == VMATCH_OK)
-        rc = vm_cluster_map_build(&s->map, mem, keys, cl, m);
+        rc = vm_cluster_map_build(&s->map, mem, keys, cl, m, nprocs, cfg->src_bits);
     if (rc == VMATCH_OK) {
         s->q = vm_mem_calloc(mem, ncl * sizeof *s->q);
         s->nq = s->q ? ncl : 0;

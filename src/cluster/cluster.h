@@ -79,26 +79,41 @@ typedef struct vm_kmeans_info {
 int vm_cluster_kmeans(vm_mem_t *mem, const uint64_t *counts, size_t n, uint64_t pop, uint32_t k,
                       uint32_t *out, uint32_t *nclusters, vm_kmeans_info_t *info);
 
-/* The source-to-cluster map: open addressing over only the keys outside the default cluster,
- * keys and values in separate arrays (12 bytes a slot), n + n/2 + 1 slots so that it is never
- * more than two thirds full and a lookup reads one slot or two.  A key it lacks is in cluster
- * 0. */
+/* The source-to-cluster map of the keys outside the default cluster (cluster 0).  Hashed:
+ * open addressing, keys and values in separate arrays (12 bytes a slot), n + n/2 + 1 slots
+ * so that it is never more than two thirds full and a lookup reads one slot or two.  Dense,
+ * when that takes fewer bytes (many of a few communicators' ranks named): one 16-bit
+ * cluster per rank below nprocs of each of at most VM_CLUSTER_DENSE_CTX contexts, found by
+ * the context's place in ctxs[].  A key it lacks is in cluster 0. */
 typedef struct vm_cluster_map {
-    uint64_t *key; /* per slot: key + 1, 0 when empty */
-    uint32_t *val; /* per slot, in the same allocation as key[] */
+    uint64_t *key; /* hashed: per slot, key + 1, 0 when empty */
+    uint32_t *val; /* hashed: per slot, in the same allocation as key[] */
     uint32_t nslots;
+    uint32_t nctx, nprocs, src_bits; /* dense: its contexts, ranks and the key's source bits */
+    uint64_t *ctxs;                  /* dense: the contexts, then the clusters (dense[]) */
+    uint16_t *dense;                 /* dense: nctx x nprocs clusters, in the same allocation */
 } vm_cluster_map_t;
 
-/* Bytes of a map for n keys. */
+#define VM_CLUSTER_DENSE_CTX 8
+
+/* Bytes of a hashed map for n keys. */
 static inline size_t vm_cluster_map_bytes(size_t n)
 {
     return n ? (n + n / 2 + 1) * (sizeof(uint64_t) + sizeof(uint32_t)) : 0;
 }
 
-/* Build the map of n distinct keys with their clusters (each > 0).  VMATCH_OK or
- * VMATCH_ENOMEM (m left empty). */
+/* Bytes of a dense map for nctx contexts of nprocs ranks. */
+static inline size_t vm_cluster_map_dense_bytes(uint32_t nctx, uint32_t nprocs)
+{
+    return (size_t)nctx * (sizeof(uint64_t) + (size_t)nprocs * sizeof(uint16_t));
+}
+
+/* Build the map of n distinct keys ((context << src_bits) | source) with their clusters
+ * (each > 0): dense when every source is below nprocs (0: never dense), the clusters fit 16
+ * bits, there are at most VM_CLUSTER_DENSE_CTX contexts and the dense map is smaller, else
+ * hashed.  VMATCH_OK or VMATCH_ENOMEM (m left empty). */
 int vm_cluster_map_build(vm_cluster_map_t *m, vm_mem_t *mem, const uint64_t *keys,
-                         const uint32_t *vals, size_t n);
+                         const uint32_t *vals, size_t n, uint32_t nprocs, uint32_t src_bits);
 void vm_cluster_map_free(vm_cluster_map_t *m, vm_mem_t *mem);
 
 /* The slot where key's probe starts: Fibonacci hashing, then a multiply-shift onto the slots
@@ -112,6 +127,13 @@ static inline size_t vm_cluster_map_home(const vm_cluster_map_t *m, uint64_t key
 /* The cluster of key (0 for a key the map lacks). */
 static inline uint32_t vm_cluster_map_find(const vm_cluster_map_t *m, uint64_t key)
 {
+    if (m->dense) {
+        uint64_t src = key & ((1ull << m->src_bits) - 1), ctx = key >> m->src_bits;
+        for (uint32_t i = 0; i < m->nctx && src < m->nprocs; i++)
+            if (m->ctxs[i] == ctx)
+                return m->dense[(size_t)i * m->nprocs + src];
+        return 0;
+    }
     if (!m->nslots)
         return 0;
     /* The table always has a free slot, so the probe ends. */
