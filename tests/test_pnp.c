@@ -449,6 +449,84 @@ static void test_short_is_single(void)
     vmatch_destroy(e[1]);
 }
 
+/* ---- forgetting partners ---- */
+
+/* A call of a pair: queue (src, tag) on side (a receive or a message) or, take, the other
+ * side's entry for it, which must be the one queued for it. */
+static int pair_call(vmatch_engine_t *e, int side, int32_t src, int32_t tag, int take)
+{
+    vmatch_bits_t bits, care;
+    void *out = NULL, *mine = PTR((uint32_t)src << 12 | (uint32_t)tag << 1 | (side != 0)),
+         *theirs = PTR((uint32_t)src << 12 | (uint32_t)tag << 1 | (side == 0));
+    vmatch_mpi_recv(e, 0, src, tag, &bits, &care);
+    int rc = side == 0 ? vmatch_post(e, bits, care, 0, mine, &out)
+                       : vmatch_arrive(e, bits, 0, mine, &out);
+    return take ? rc == VMATCH_MATCHED && out == theirs : rc == VMATCH_QUEUED;
+}
+
+/* A burst on side: 16 hot sources with 40 tags each and 200 others with one, queued, then
+ * taken in the reverse order. */
+static int pnp_burst(vmatch_engine_t *e, int side)
+{
+    int ok = 1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < 16 * 40 + 200 && ok; k++) {
+            int j = pass ? 16 * 40 + 200 - 1 - k : k;
+            int32_t src = j < 16 * 40 ? 1 + j / 40 : 17 + (j - 16 * 40),
+                    tag = j < 16 * 40 ? j % 40 : 0;
+            ok = pair_call(e, pass ? !side : side, src, tag, pass);
+        }
+    return ok;
+}
+
+/* n quiet pairs on 8 sources, which side comes first switching every 100. */
+static int pnp_quiet(vmatch_engine_t *e, int n)
+{
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        int first = (i / 100) % 2;
+        ok = pair_call(e, first, i % 8, 1000 + i % 3, 0) &&
+             pair_call(e, !first, i % 8, 1000 + i % 3, 1);
+    }
+    return ok;
+}
+
+/* Partners forgotten after quiet traffic on either side, with and without pnp.move (every
+ * queue, table and level given back), kept while bursts come back within a window, and
+ * learned again from the next burst; every answer checked. */
+static void test_forget(int move)
+{
+    char spec[160];
+    snprintf(spec, sizeof spec,
+             "policy=pnp storage=llv nprocs=256 pnp.cap=8 pnp.threshold=50 pnp.move=%s",
+             move ? "on" : "off");
+    for (int side = 0; side < 2; side++) {
+        vmatch_engine_t *e;
+        vmatch_stats_t st;
+        REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
+        CHECK(pnp_burst(e, side));
+        uint64_t partners = stat_of(e, "pnp.partners");
+        CHECK(partners > 0);
+        for (int k = 0; k < 5; k++) /* a burst every 2000 pairs: remembered */
+            CHECK(pnp_quiet(e, 1000) && pnp_burst(e, side));
+        CHECK_EQ(stat_of(e, "pnp.forgets"), 0);
+        CHECK(stat_of(e, "pnp.partners") >= partners);
+        CHECK(pnp_quiet(e, 50000));
+        vmatch_stats(e, &st);
+        printf("test_pnp: move=%d side %d: %llu partners forgotten, %llu bytes after quiet "
+               "traffic\n",
+               move, side, (unsigned long long)partners, (unsigned long long)st.bytes);
+        CHECK(stat_of(e, "pnp.forgets") >= 1);
+        CHECK_EQ(stat_of(e, "pnp.partners"), 0);
+        CHECK(st.bytes <= 16384);
+        CHECK_EQ(st.queues, 2);
+        CHECK(pnp_burst(e, side)); /* learned again */
+        CHECK(stat_of(e, "pnp.partners") > 0);
+        CHECK(pnp_quiet(e, 100));
+        vmatch_destroy(e);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/vmatch-test-pnp-XXXXXX");
@@ -470,6 +548,8 @@ int main(void)
     test_static_layout("layout=mpich-ucx");
     test_spec();
     test_short_is_single();
+    test_forget(1);
+    test_forget(0);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK_EQ(system(cmd), 0);

@@ -37,6 +37,9 @@ static const vm_stat_key_t pnp_stat_keys[] = {
     {.name = "pnp.levels",
      .help = "`pnp`: extraction rounds that took partners, both sides (with `pnp.move=off` "
              "each opened a level)"},
+    {.name = "pnp.forgets",
+     .help = "`pnp`: times a side forgot its partners after quiet traffic (their queues and "
+             "table given back), both sides"},
 };
 
 static const vm_policy_t *const pnp_policies[] = {&vm_pnp_policy, &vm_pnp_static_policy, NULL};

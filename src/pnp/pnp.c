@@ -223,14 +223,15 @@ static int move_entries(vm_pnp_t *s, vm_queue_t **out, vm_queue_t **wild)
     return rc;
 }
 
-/* Room in the partner table for n more partners, so that it stays at most 2/3 full: it
- * grows by doubling from 16 slots, up to what the partner bound needs (1.5 slots per
- * partner), so that a side holds slots for the partners it found, not for pnp.cap's bound.
- * VMATCH_OK, or VMATCH_ENOMEM with the table as it was. */
+/* Room in the partner table for n more partners: it grows by doubling from 16 slots while it
+ * would be more than a third full, up to what the partner bound needs (1.5 slots per
+ * partner, at most 2/3 full), so that a side holds slots for the partners it found, not for
+ * pnp.cap's bound.  (Kept up to 2/3 full before the bound, the lookups' longer probes cost
+ * 4% on the report's skewed neighbour row.)  VMATCH_OK, or VMATCH_ENOMEM with the table as
+ * it was. */
 static int table_room(vm_pnp_t *s, uint32_t n)
 {
-    uint64_t need = (uint64_t)(s->npartners + n) * 3 / 2 + 1,
-             full = s->limit + s->limit / 2 + 1;
+    uint64_t need = (uint64_t)(s->npartners + n) * 3 + 1, full = s->limit + s->limit / 2 + 1;
     if (need <= s->nslots)
         return VMATCH_OK;
     uint64_t ns = s->nslots ? s->nslots : 16;
@@ -263,6 +264,7 @@ static int table_room(vm_pnp_t *s, uint32_t n)
  * they are. */
 static void extract(vm_pnp_t *s)
 {
+    s->busy = 1; /* the shared queue reached the threshold: this window is busy */
     vm_mem_t *mem = &s->base.env->mem;
     vm_queue_t *q = s->chain[s->nchain - 1];
     size_t n = q->len, bytes = n * (3 * sizeof(uint64_t) + sizeof(size_t));
@@ -412,8 +414,10 @@ static int create(vm_env_t *env, int side, vm_side_t **out, int is_static, uint3
         s->nchain = 1;
         s->newest = s->chain[0];
     }
+    s->mark = s->pc->threshold / 16 > 2 ? s->pc->threshold / 16 : 2;
     if (rc == VMATCH_OK && is_static) {
         s->retry = UINT64_MAX; /* no extraction */
+        s->end = UINT64_MAX;   /* no forgetting */
         rc = vm_pnp_load_profile(s);
     } else if (rc == VMATCH_OK) {
         uint64_t c = cap ? cap : s->pc->cap;
@@ -450,6 +454,8 @@ append_routed(vm_pnp_t *s, vmatch_bits_t bits, vmatch_bits_t care, void *payload
 {
     vm_side_t *p = &s->base;
     if (s->npartners) {
+        if (seq > s->end) /* the window's end (never for pnp-static) */
+            vm_pnp_window(s, seq);
         if ((care & s->key.care) != s->key.care)
             return vm_queue_append_new(p->env, p->side, &s->wild, bits, care, payload, seq);
         int32_t last;
@@ -525,11 +531,27 @@ static __attribute__((noinline)) int match_routed(vm_pnp_t *s, vmatch_bits_t key
     return vm_best_take(&best, remove, payload);
 }
 
+/* match_routed once the side is due to forget its partners (quiet.c): it does as it takes
+ * the side's last entry. */
+static __attribute__((noinline)) int match_forget(vm_pnp_t *s, vmatch_bits_t key,
+                                                  vmatch_bits_t keycare, int remove,
+                                                  void **payload, uint64_t *inspected)
+{
+    int found = match_routed(s, key, keycare, remove, payload, inspected);
+    if (found && remove && s->base.len == 1) {
+        vm_pnp_forget(s);
+        sync_sole(s);
+    }
+    return found;
+}
+
 static int pnp_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, uint32_t cls,
                      int remove, void **payload, uint64_t *inspected)
 {
     (void)cls;
     vm_pnp_t *s = (vm_pnp_t *)p;
+    if (s->npartners && s->due)
+        return match_forget(s, key, keycare, remove, payload, inspected);
     if (s->npartners)
         return match_routed(s, key, keycare, remove, payload, inspected);
     return vm_queue_match(s->newest, key, keycare, remove, payload, inspected); /* one queue */
@@ -556,7 +578,7 @@ static void pnp_stats(const vm_side_t *p, vmatch_stats_t *acc)
     acc->queues += s->nchain + s->npartners + (s->wild != NULL);
 }
 
-/* pnp.partners and pnp.levels (vm_pnp_stat_keys). */
+/* pnp.partners, pnp.levels and pnp.forgets (vm_pnp_stat_keys). */
 static int pnp_stat(const vm_side_t *p, const char *key, uint32_t arg, void *out)
 {
     const vm_pnp_t *s = (const vm_pnp_t *)p;
@@ -565,6 +587,8 @@ static int pnp_stat(const vm_side_t *p, const char *key, uint32_t arg, void *out
         *(uint64_t *)out += s->npartners;
     else if (strcmp(key, "pnp.levels") == 0)
         *(uint64_t *)out += s->rounds;
+    else if (strcmp(key, "pnp.forgets") == 0)
+        *(uint64_t *)out += s->forgets;
     else
         return 0;
     return 1;

@@ -37,6 +37,14 @@ typedef struct vm_pnp {
      * until the first partners. */
     struct vm_pnp_slot *table;
     uint32_t nslots;
+    /* Forgetting (quiet.c, dynamic only): windows of operations, a window busy when the
+     * side held mark entries at its start or end or an extraction ran in it; after
+     * two quiet ones the partners are forgotten as the side next empties (due). */
+    uint64_t end;  /* sequence number at which the window ends; 0: starts at the next append;
+                      UINT64_MAX: never (pnp-static) */
+    uint64_t mark; /* the side's length that makes a window busy: pnp.threshold / 16, >= 2 */
+    uint32_t busy, quiet, due;
+    uint64_t forgets; /* pnp.forgets */
     /* static */
     vm_phash_t ph;
     uint32_t *ctxs, nctx; /* contexts of the partners, index = mapped context */
@@ -51,5 +59,11 @@ int vm_pnp_add_queue(vm_pnp_t *s, vm_queue_t **arr, uint32_t i);
 /* pnp-static: read the profile, check it against the spec and make the partners' queues.
  * OK, or an error with vm_fail's message. */
 int vm_pnp_load_profile(vm_pnp_t *s);
+
+/* quiet.c: the end of a window, at the append with partners and sequence number seq past
+ * it, and the forgetting of every partner (their queues and the table), for a side that is
+ * empty. */
+void vm_pnp_window(vm_pnp_t *s, uint64_t seq);
+void vm_pnp_forget(vm_pnp_t *s);
 
 #endif
