@@ -67,8 +67,9 @@ static const struct {
  * half) and with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding
  * keys; two of the growing tables are watched in windows of 64 and 16 operations, so that
  * they shrink after every quiet spell (a steady phase after a drain) and grow again, memory
- * failures included.  cluster runs with both algorithms, K from 1 (one queue: policy=single) to 128 (more
- * than the distinct counts) and the heuristic's cap at 0 (none), 1 and 2 (the default), on a
+ * failures included.  cluster runs with both algorithms, K from 1 (one queue:
+ * policy=single) to 128 (more than the distinct counts) and the heuristic's cap at 0
+ * (none), 1 and 2 (the default), on a
  * profile of the test's own traffic (write_profile) and, for the alternatives marked '@', on
  * one of unrelated traffic (write_unrelated): its answers must be right when the profile is
  * wrong. */
