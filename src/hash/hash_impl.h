@@ -49,10 +49,10 @@ typedef struct vm_hash {
     uint64_t grow;   /* count above which the table doubles; UINT64_MAX: fixed */
     /* Giving memory back (shrink.c).  A growing table above VM_HASH_MIN buckets is watched
      * in windows of operations (sequence numbers): a window in which the side's count
-     * stayed below mark is quiet, and after VM_HASH_QUIET quiet windows in a row the table
-     * shrinks.  end: the sequence number at which the window ends (0: one starts at the next
-     * check; UINT64_MAX: none runs).  The published check (base.check) is the earlier end of
-     * the two sides, so that either side's append reaches the library for both. */
+     * stayed below mark is quiet, and after two quiet windows in a row the table shrinks.  end:
+     * the sequence number at which the window ends (0: one starts at the next check;
+     * UINT64_MAX: none runs).  The published check (base.check) is the earlier end of the two
+     * sides, so that either side's append reaches the library for both. */
     uint64_t end;
     uint64_t mark;    /* count at which the window is busy; 0 while not watched */
     uint32_t busy;    /* the count reached mark in this window */
