@@ -9,11 +9,11 @@
  * (an extraction ran); else it is quiet.  (With pnp.threshold itself as the mark, the
  * report's skewed neighbour row, whose queues stay shorter than that, forgot its partners
  * twice a replay and ran 10% slower over ll; looking at the length on every append instead
- * of at the windows' ends cost 4% there.)  After
- * QUIET quiet windows in a row the side forgets its partners, as soon as a match takes its
- * last entry: an empty side has nothing to move, and forgetting only gives memory back,
- * after a call that succeeded.  Once forgotten the side is one queue again (policy=single
- * until its next extraction).  docs/pnp.md has the measurements.
+ * of at the windows' ends cost 4% there.)  After QUIET quiet windows in a row the side
+ * forgets its partners, as soon as a match takes its last entry: an empty side has nothing
+ * to move, and forgetting only gives memory back, after a call that succeeded.  Once
+ * forgotten the side is one queue again (policy=single until its next extraction).
+ * docs/pnp.md has the measurements.
  */
 #include "pnp_impl.h"
 
