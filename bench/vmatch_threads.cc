@@ -238,7 +238,7 @@ int main(int argc, char **argv)
     for (int sp = 0; sp < 2; sp++)
         for (int q = 0; q < 2; q++) {
             if (!sp)
-                cells.push_back({"single", 1, q == 1, false, {}});
+                cells.push_back({"off", 1, q == 1, false, {}});
             for (int t : kThreads)
                 for (const char *mode : {"mutex", "multi"})
                     if (!sp || t >= 2)
@@ -270,8 +270,8 @@ int main(int argc, char **argv)
             printf("\n%-5s %-5s threads  %-20s %-20s multi/mutex\n", shape, qn, "mutex",
                    "multi (inbox)");
             for (const Cell &c : cells)
-                if (c.long_q == (q == 1) && c.mode == "single" && !sp)
-                    printf("%-5s %-5s 1 single %s\n", shape, qn, fig(c).c_str());
+                if (c.long_q == (q == 1) && c.mode == "off" && !sp)
+                    printf("%-5s %-5s 1 off    %s\n", shape, qn, fig(c).c_str());
             for (int t : kThreads) {
                 const Cell *mu = nullptr, *mt = nullptr;
                 for (const Cell &c : cells)
