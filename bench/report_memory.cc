@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+#include <random>
 #include <unistd.h>
 
 namespace vmr
@@ -36,42 +38,8 @@ const Case kCases[] = {{"posted P=1024", 1024, false},
                        {"unexpected P=1024", 1024, true},
                        {"posted P=4096", 4096, false}};
 
-// A library engine as a baseline, so that both run the same code here.
-class VmatchQueue final : public vmb::Baseline
-{
-  public:
-    explicit VmatchQueue(vmatch_engine_t *e) : e_(e) {}
-    ~VmatchQueue() override { vmatch_destroy(e_); }
-    int post(uint64_t bits, uint64_t care, void *req, void **msg_out) override
-    {
-        return vmatch_post(e_, bits, care, 0, req, msg_out);
-    }
-    int arrive(uint64_t bits, void *msg, void **req_out) override
-    {
-        return vmatch_arrive(e_, bits, 0, msg, req_out);
-    }
-    int probe(uint64_t bits, uint64_t care, int remove, void **msg_out) override
-    {
-        return vmatch_probe(e_, bits, care, 0, remove, msg_out);
-    }
-    int cancel(void *req) override { return vmatch_cancel(e_, req); }
-    int remove_unexpected(void *msg) override { return vmatch_remove_unexpected(e_, msg); }
-    uint64_t inspected() const override { return stats().inspected; }
-    uint64_t bytes() const override { return stats().bytes; }
-    uint64_t queues() const override { return stats().queues; }
-
-  private:
-    vmatch_stats_t stats() const
-    {
-        vmatch_stats_t st;
-        vmatch_stats(e_, &st);
-        return st;
-    }
-    vmatch_engine_t *e_;
-};
-
 // The match bits of (source, tag) in context 1, with the default layout (vmatch's and the
-// baselines').
+// baselines': make_instance hands every engine that layout).
 uint64_t bits_of(uint32_t src, uint32_t tag)
 {
     const vmb::Layout l;
@@ -84,111 +52,92 @@ void *handle(uint32_t src, uint32_t tag, bool msg)
     return (void *)(uintptr_t)(((uint64_t)src << 20 | tag << 1 | msg) + 16);
 }
 
-struct Shuffle {
-    uint64_t s;
-    uint32_t below(uint32_t n)
-    {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        return (uint32_t)(((s >> 32) * n) >> 32);
-    }
-};
-
-// Queue one entry on q's side (a receive, or a message); on a match, check it.
-bool put(vmb::Baseline &q, uint32_t src, uint32_t tag, bool msg)
+// A receive (msg false) or a message for (src, tag) on backend b: it must queue (take
+// false), or take the other side's entry for the same (src, tag) (take true).
+bool call(const vm_wl_backend_t &b, uint32_t src, uint32_t tag, bool msg, bool take)
 {
     void *out = nullptr;
-    uint64_t b = bits_of(src, tag);
-    int rc = msg ? q.arrive(b, handle(src, tag, true), &out)
-                 : q.post(b, ~0ull, handle(src, tag, false), &out);
-    return rc == VMATCH_QUEUED || (rc == VMATCH_MATCHED && out == handle(src, tag, !msg));
+    uint64_t bits = bits_of(src, tag);
+    int rc = msg ? b.arrive(b.self, bits, 0, handle(src, tag, true), &out)
+                 : b.post(b.self, bits, ~0ull, 0, handle(src, tag, false), &out);
+    return take ? rc == VMATCH_MATCHED && out == handle(src, tag, !msg) : rc == VMATCH_QUEUED;
 }
 
-bool take(vmb::Baseline &q, uint32_t src, uint32_t tag, bool msg)
+uint64_t bytes(const vm_wl_backend_t &b)
 {
-    void *out = nullptr;
-    uint64_t b = bits_of(src, tag);
-    int rc = msg ? q.arrive(b, handle(src, tag, true), &out)
-                 : q.post(b, ~0ull, handle(src, tag, false), &out);
-    return rc == VMATCH_MATCHED && out == handle(src, tag, !msg);
+    vm_wl_sample_t s{};
+    b.sample(b.self, &s);
+    return s.bytes;
 }
 
-// The figures of one engine on one case; false when a match was wrong.
-bool measure(vmb::Baseline &q, const Case &c, MemCell &cell)
+// The burst of case c on b, then the quiet pairs; the figures into cell.  False when a match
+// was wrong.
+bool measure(const vm_wl_backend_t &b, const Case &c, MemCell &cell)
 {
     uint32_t n = (c.peers - 1) * kTags;
     std::vector<uint32_t> order(n);
-    Shuffle r{c.peers};
+    std::mt19937_64 rng(c.peers);
     bool ok = true;
     for (int pass = 0; pass < 2 && ok; pass++) {
-        for (uint32_t i = 0; i < n; i++)
-            order[i] = i;
-        for (uint32_t i = n - 1; i > 0; i--)
-            std::swap(order[i], order[r.below(i + 1)]);
+        std::iota(order.begin(), order.end(), 0u);
+        std::shuffle(order.begin(), order.end(), rng);
         bool msg = pass == 0 ? c.unexpected : !c.unexpected;
         for (uint32_t i = 0; i < n && ok; i++)
-            ok = pass == 0 ? put(q, 1 + order[i] / kTags, order[i] % kTags, msg)
-                           : take(q, 1 + order[i] / kTags, order[i] % kTags, msg);
+            ok = call(b, 1 + order[i] / kTags, order[i] % kTags, msg, pass == 1);
         if (pass == 0)
-            cell.peak = q.bytes();
+            cell.peak = bytes(b);
     }
     cell.entries = n;
-    cell.drained = q.bytes();
+    cell.drained = bytes(b);
     for (int i = 0; i < kQuietPairs && ok; i++) {
         uint32_t src = (uint32_t)(i % kQuietSources), tag = (uint32_t)(i % 3);
         bool msg_first = (i / 100) % 2;
-        ok = put(q, src, tag, msg_first) && take(q, src, tag, !msg_first);
+        ok = call(b, src, tag, msg_first, false) && call(b, src, tag, !msg_first, true);
     }
-    cell.quiet = q.bytes();
+    cell.quiet = bytes(b);
     return ok;
 }
 
-// A profile of the case's traffic for pnp-static and cluster: a recording engine replays its
-// burst.  The path, or "" (note says why).
-std::string record_profile(const Case &c, std::string &note)
+// A profile of case c's traffic for pnp-static and cluster, recorded on kRecorderSpec: its
+// path, or "" (note says why).
+std::string record_profile(const Case &c, const vm_trace_t &t, std::string &note)
 {
-    vmatch_engine_t *e = nullptr;
-    std::string spec = fmt("policy=single profile.record=on nprocs=%u", c.peers);
-    if (vmatch_create(spec.c_str(), &e) != VMATCH_OK) {
-        note = fmt("profile: %s", vmatch_last_error());
-        return "";
-    }
-    VmatchQueue q(e);
+    Engine rec;
+    rec.spec = kRecorderSpec;
+    std::string why;
+    std::unique_ptr<Instance> in = make_instance(rec, t, why);
     MemCell scratch;
-    measure(q, c, scratch);
-    char dir[] = "/tmp/vmatch-memory-XXXXXX";
-    if (!mkdtemp(dir)) {
-        note = "profile: cannot make a temporary folder";
+    if (!in || !measure(in->b, c, scratch)) {
+        note = "profile: " + (in ? std::string("a wrong match while recording") : why);
         return "";
     }
-    std::string path = std::string(dir) + "/profile";
-    if (vmatch_profile_save(e, path.c_str()) != VMATCH_OK) {
-        note = fmt("profile: %s", vmatch_last_error());
+    const char *tmp = getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/vmatch-memory-XXXXXX";
+    int fd = mkstemp(path.data());
+    if (fd < 0 || close(fd) != 0 || vmatch_profile_save(in->e, path.c_str()) != VMATCH_OK) {
+        note =
+            fmt("profile: %s", fd < 0 ? "cannot make a temporary file" : vmatch_last_error());
+        if (fd >= 0)
+            unlink(path.c_str());
         return "";
     }
     return path;
 }
 
-// The library engines: label and spec (%u: the case's process count; @: with its profile).
-const struct {
-    const char *label, *spec;
-} kSpecs[] = {{"hash (default)", ""},
-              {"single+llv", "policy=single storage=llv"},
-              {"single+lla", "policy=single storage=lla"},
-              {"single+ll", "policy=single storage=ll"},
-              {"pnp", "policy=pnp nprocs=%u"},
-              {"pnp c=46", "policy=pnp nprocs=%u pnp.cap=46"},
-              {"pnp-static", "policy=pnp-static nprocs=%u @"},
-              {"cluster", "policy=cluster nprocs=%u @"},
-              {"unified", "policy=unified nprocs=%u"}};
-
-std::string spec_for(const char *tmpl, const Case &c, const std::string &profile)
-{
-    std::string s = fmt(tmpl, c.peers);
-    size_t at = s.find('@');
-    if (at != std::string::npos)
-        s.replace(at, 1, "profile=" + profile);
-    return s;
-}
+// The engines: library specs (nprocs comes from the case: make_instance), profiled ones
+// reading a profile recorded from the same burst, then the baselines.
+const std::vector<SectionSpec> kSpecs = {{"hash (default)", "", false},
+                                         {"single+llv", "policy=single storage=llv", false},
+                                         {"single+lla", "policy=single storage=lla", false},
+                                         {"single+ll", "policy=single storage=ll", false},
+                                         {"pnp", "policy=pnp", false},
+                                         {"pnp c=46", "policy=pnp pnp.cap=46", false},
+                                         {"pnp-static", "policy=pnp-static", true},
+                                         {"cluster", "policy=cluster", true},
+                                         {"unified", "policy=unified", false},
+                                         {"mpich", nullptr, false},
+                                         {"ob1", nullptr, false},
+                                         {"ucx", nullptr, false}};
 
 } // namespace
 
@@ -197,55 +146,35 @@ MemorySection run_memory_section(const Options &o)
     MemorySection m;
     section_line(o, "== memory section: bytes created, at the peak of a burst, drained, and "
                     "after quiet traffic");
-    for (const Case &c : kCases)
-        m.cases.push_back(c.name);
-    std::vector<std::string> profiles;
+    std::vector<Engine> engines = section_engines("memory", kSpecs, m.notes);
+    for (const Engine &en : engines)
+        m.rows.push_back({en.label, en.resolved, en.base != nullptr, {}});
     for (const Case &c : kCases) {
-        std::string note;
-        profiles.push_back(record_profile(c, note));
+        m.cases.push_back(c.name);
+        vm_trace_t t;
+        vm_trace_init(&t);
+        t.nprocs = c.peers;
+        std::string note, profile = record_profile(c, t, note);
         if (!note.empty())
             m.notes.push_back(note);
-    }
-    for (const auto &s : kSpecs)
-        m.rows.push_back({s.label, "", false, {}});
-    for (const vmb::BaselineInfo &b : vmb::baselines())
-        if (std::string(b.name) != "fuzzy")
-            m.rows.push_back({b.name, "", true, {}});
-    for (size_t k = 0; k < std::size(kCases); k++) {
-        const Case &c = kCases[k];
-        for (size_t i = 0; i < m.rows.size(); i++) {
-            MemRow &row = m.rows[i];
+        for (size_t i = 0; i < engines.size(); i++) {
             MemCell cell;
-            std::unique_ptr<vmb::Baseline> q;
-            if (row.baseline) {
-                for (const vmb::BaselineInfo &b : vmb::baselines())
-                    if (row.label == b.name)
-                        q = b.make(vmb::Layout{}, c.peers);
-            } else {
-                std::string spec = spec_for(kSpecs[i].spec, c, profiles[k]);
-                vmatch_engine_t *e = nullptr;
-                if (spec.find("profile=") != std::string::npos && profiles[k].empty())
-                    cell.error = "no profile";
-                else if (vmatch_create(spec.c_str(), &e) != VMATCH_OK)
-                    cell.error = vmatch_last_error();
-                else
-                    q = std::make_unique<VmatchQueue>(e);
-                if (k == 0)
-                    row.spec = spec.empty() ? "(default)" : spec;
-            }
-            if (q) {
-                cell.created = q->bytes();
+            std::unique_ptr<Instance> in;
+            if (engines[i].profiled && profile.empty())
+                cell.error = "no profile";
+            else if (!(in = make_instance(engines[i], t, cell.error, profile)))
+                cell.error = cell.error.empty() ? "not made" : cell.error;
+            if (in) {
+                cell.created = bytes(in->b);
                 cell.ran = true;
-                cell.wrong = !measure(*q, c, cell);
+                cell.wrong = !measure(in->b, c, cell);
             }
-            row.cells.push_back(cell);
+            m.rows[i].cells.push_back(cell);
         }
+        if (!profile.empty())
+            unlink(profile.c_str());
+        vm_trace_free(&t);
     }
-    for (const std::string &p : profiles)
-        if (!p.empty()) {
-            unlink(p.c_str());
-            rmdir(p.substr(0, p.rfind('/')).c_str());
-        }
     m.ran = true;
     return m;
 }
