@@ -54,6 +54,15 @@ static inline size_t next_slot(const vm_pnp_t *s, size_t i)
     return i + 1 < s->nslots ? i + 1 : 0;
 }
 
+/* The free slot where key goes (the table always has one). */
+static size_t free_slot(const vm_pnp_t *s, uint64_t key)
+{
+    size_t i = home(s, key);
+    while (s->table[i].key)
+        i = next_slot(s, i);
+    return i;
+}
+
 static size_t table_bytes(const vm_pnp_t *s)
 {
     return (size_t)s->nslots * sizeof *s->table;
@@ -245,14 +254,9 @@ static int table_room(vm_pnp_t *s, uint32_t n)
     uint32_t on = s->nslots;
     s->table = t;
     s->nslots = (uint32_t)ns;
-    for (uint32_t i = 0; i < on; i++) {
-        if (!old[i].key)
-            continue;
-        size_t j = home(s, old[i].key - 1);
-        while (t[j].key)
-            j = next_slot(s, j);
-        t[j] = old[i];
-    }
+    for (uint32_t i = 0; i < on; i++)
+        if (old[i].key)
+            t[free_slot(s, old[i].key - 1)] = old[i];
     if (old)
         vm_mem_free(mem, old, on * sizeof *old);
     return VMATCH_OK;
@@ -307,9 +311,7 @@ static void extract(vm_pnp_t *s)
     uint32_t last = s->pc->move ? UINT32_MAX : s->nchain - 1, taken = 0;
     uint64_t *slots = scratch; /* scratch is free again */
     for (size_t j = 0; j < m && s->npartners + taken < s->limit; j++) {
-        size_t i = home(s, keys[chosen[j]]);
-        while (s->table[i].key)
-            i = next_slot(s, i);
+        size_t i = free_slot(s, keys[chosen[j]]);
         s->table[i] = (vm_pnp_slot_t){keys[chosen[j]] + 1, s->npartners + taken, last};
         slots[taken++] = i;
     }
