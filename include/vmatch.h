@@ -312,6 +312,26 @@ int vmatch_stat_struct(const vmatch_engine_t *e, const char *key, uint32_t arg, 
  * VMATCH_EINVAL.  VMATCH_EIO when the file cannot be written. */
 int vmatch_profile_save(const vmatch_engine_t *e, const char *path);
 
+/* Write the trace of the engine's matching calls so far to path, in the trace format of
+ * docs/workloads.md (what tools/vmatch-replay and vmatch-profile read): one line per post,
+ * arrival, probe, improbe, cancel or removal, with <context, source, tag> and the class.
+ * Recording must be on (spec key trace.record=on, or trace.out=PATH), otherwise
+ * VMATCH_EINVAL.  A recording stops at trace.cap operations (or when memory runs out) and
+ * counts the rest (vmatch_stat "trace.dropped"); the file then says so.  Recording sends
+ * every call through the library (the inline calls of vmatch_inline.h are off for the
+ * engine); an engine that records nothing pays nothing.  VMATCH_EIO when the file cannot
+ * be written. */
+int vmatch_trace_save(const vmatch_engine_t *e, const char *path);
+
+/* Write the files the spec names: the profile to profile.out and the trace to trace.out,
+ * their %r (the rank: spec key rank, else the launcher's environment) and %p (the process
+ * id) expanded when the engine was made.  A recording that holds nothing is not written.
+ * For an MPI library to call at finalize.  Returns how many files it wrote, or the first
+ * error (VMATCH_EIO) with vmatch_last_error's message.  note (NULL allowed) gets one line
+ * for the user, "" when the spec named no file: what was written where, what was not and
+ * why, and whether a trace stopped at its cap. */
+int vmatch_save_recordings(const vmatch_engine_t *e, char *note, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

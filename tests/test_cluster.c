@@ -297,7 +297,7 @@ static void create_errors(void)
     create_fails("policy=cluster profile=test_cluster-ok.profile layout.src=20", VMATCH_EINVAL,
                  "layout 16/24/24 differs");
     create_fails("policy=cluster profile=test_cluster-ok.profile nprocs=128", VMATCH_EINVAL,
-                 "nprocs 64 differs from the spec's nprocs=128");
+                 "recorded with nprocs 64, the spec's nprocs is 128");
     create_fails("policy=cluster profile=test_cluster-noprocs.profile", VMATCH_EINVAL,
                  "no nprocs");
     create_fails("policy=cluster profile=test_cluster-ok.profile cluster.k=0", VMATCH_EINVAL,

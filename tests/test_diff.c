@@ -38,7 +38,9 @@
 
 /* Each pair runs on the defaults and on shorter variants that move the boundaries: tiny lla
  * blocks (many block allocations and block edges), profile recording (an allocation that
- * can fail before the append), a layout that leaves the high bits unused; then blocks whose
+ * can fail before the append) and a trace recorded up to its cap (every call through the
+ * recording calls, which must change no answer), a layout that leaves the high bits unused;
+ * then blocks whose
  * bitmap spans several words with a partial last one, and the widest source and tag fields
  * the traffic generator can decode; then a named layout. */
 static const struct {
@@ -49,8 +51,9 @@ static const struct {
     const char *llv_extra;
 } variants[] = {
     {"", 1, ""},
-    {"lla.block=4 profile.record=on layout.ctx=12 layout.src=20 layout.tag=20", 4,
-     "llv.block=64"},
+    {"lla.block=4 profile.record=on trace.record=on trace.cap=3000 layout.ctx=12 layout.src=20 "
+     "layout.tag=20",
+     4, "llv.block=64"},
     {"lla.block=130 numa=off layout.ctx=2 layout.src=31 layout.tag=31", 4, "llv.block=192"},
     /* Open MPI's UCX tags: fields in another order, ANY_TAG keeping the tag's top bit */
     {"layout=ompi-ucx", 8, ""},

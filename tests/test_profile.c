@@ -157,7 +157,7 @@ static void test_bad_files(void)
     } bad[] = {
         {"", "ends before"},
         {"# only a comment\n", "ends before"},
-        {"vmatch-profile 2\nlayout 16 24 24\nnprocs 8\n", ":1:"},
+        {"vmatch-profile 3\nlayout 16 24 24\nnprocs 8\n", ":1:"},
         {"vmatch-profile\n", ":1:"},
         {"layout 16 24 24\nvmatch-profile 1\nnprocs 8\n", ":1:"},
         {"vmatch-profile 1\nnprocs 8\nlayout 16 24 24\n", ":2:"},

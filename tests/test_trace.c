@@ -112,7 +112,8 @@ static void test_text(void)
                        "probe 2 5 * 77/0/3\n"
                        "improbe 0 * 4 p2p\n"
                        "cancel 1\n"
-                       "remove 0\n";
+                       "remove 0\n"
+                       "end 7\n";
     CHECK(strcmp(s, want) == 0);
     free(s);
 
@@ -152,7 +153,7 @@ static void test_empty(void)
     CHECK_EQ(parse("vmatch-trace 1\n", &t, err, sizeof err), 0);
     CHECK_EQ(t.n, 0);
     char *s = write_text(&t, NULL);
-    CHECK(strcmp(s, "vmatch-trace 1\n") == 0);
+    CHECK(strcmp(s, "vmatch-trace 1\nend 0\n") == 0);
     free(s);
     vm_trace_free(&t);
     CHECK_EQ(parse("# nothing\n\nvmatch-trace 1\n# still nothing\n", &t, err, sizeof err), 0);

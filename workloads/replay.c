@@ -83,10 +83,13 @@ void vm_wl_vmatch_backend(vmatch_engine_t *e, vm_wl_backend_t *b)
 
 const char *vm_wl_engine_spec(const vm_trace_t *t, const char *spec, char *buf, size_t len)
 {
+    char nprocs[32] = "", layout[80] = "";
     if (t->nprocs)
-        snprintf(buf, len, "nprocs=%u %s", t->nprocs, spec ? spec : "");
-    else
-        snprintf(buf, len, "%s", spec ? spec : "");
+        snprintf(nprocs, sizeof nprocs, "nprocs=%u ", t->nprocs);
+    if (t->has_layout)
+        snprintf(layout, sizeof layout, "layout.ctx=%u layout.src=%u layout.tag=%u ",
+                 t->ctx_bits, t->src_bits, t->tag_bits);
+    snprintf(buf, len, "%s%s%s", nprocs, layout, spec ? spec : "");
     return buf;
 }
 

@@ -53,7 +53,8 @@ typedef struct vm_wl_backend {
 void vm_wl_vmatch_backend(vmatch_engine_t *e, vm_wl_backend_t *b);
 
 /* The spec to create an engine for trace t with: "nprocs=P " in front of spec when the trace
- * declares P processes (a later nprocs in spec still wins).  Returns buf. */
+ * declares P processes, and "layout.ctx=C layout.src=S layout.tag=T " when it declares the
+ * layout it was recorded with (later keys in spec still win).  Returns buf. */
 const char *vm_wl_engine_spec(const vm_trace_t *t, const char *spec, char *buf, size_t len);
 
 /* A trace prepared for one layout and class mapping. */

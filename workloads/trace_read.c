@@ -163,6 +163,72 @@ static int no_more(reader_t *r, const tok_t *k, size_t ntok, size_t used)
     return 0;
 }
 
+/** A line of the header (nprocs, layout, rank) or the trailer (end N [cut M]): 1 when k[0]
+ * names none, else 0 or VMATCH_EINVAL. */
+static int parse_meta(reader_t *r, const tok_t *k, size_t ntok)
+{
+    static const tok_t none = {NULL, 0};
+    vm_trace_t *t = r->t;
+    uint64_t v, w[3];
+    int rc;
+    if (tok_is(&k[0], "end")) {
+        if ((rc = field_num(r, ntok > 1 ? &k[1] : &none, "the count of operations", 0,
+                            UINT64_MAX, &v)))
+            return rc;
+        if (v != t->n)
+            return bad(r,
+                       "the trace says it holds %" PRIu64 " operations, but %zu were read: "
+                       "it was cut or edited",
+                       v, t->n);
+        size_t used = 2;
+        if (ntok > 2) {
+            if (!tok_is(&k[2], "cut"))
+                return bad(r, "expected 'cut M' or the end of the line after 'end N'");
+            if ((rc = field_num(r, ntok > 3 ? &k[3] : &none, "the count of operations left out",
+                                1, UINT64_MAX, &t->cut)))
+                return rc;
+            used = 4;
+        }
+        t->ended = 1;
+        return no_more(r, k, ntok, used);
+    }
+    int is_layout = tok_is(&k[0], "layout"), is_rank = tok_is(&k[0], "rank");
+    if (!is_layout && !is_rank)
+        return 1;
+    if (t->n)
+        return bad(r, "%s must come before the first operation", is_layout ? "layout" : "rank");
+    if (is_rank) {
+        if (t->rank >= 0)
+            return bad(r, "rank is given twice");
+        if ((rc =
+                 field_num(r, ntok > 1 ? &k[1] : &none, "the rank", 0, VM_TRACE_MAX_FIELD, &v)))
+            return rc;
+        t->rank = (int64_t)v;
+        return no_more(r, k, ntok, 2);
+    }
+    if (t->has_layout)
+        return bad(r, "layout is given twice");
+    static const char *const what[3] = {"the context bits", "the source bits", "the tag bits"};
+    for (int i = 0; i < 3; i++)
+        if ((rc = field_num(r, (size_t)i + 1 < ntok ? &k[i + 1] : &none, what[i], i ? 1 : 0, 63,
+                            &w[i])))
+            return rc;
+    if (w[0] + w[1] + w[2] > 64)
+        return bad(r, "layout %" PRIu64 " %" PRIu64 " %" PRIu64 " is wider than 64 bits", w[0],
+                   w[1], w[2]);
+    t->has_layout = 1;
+    t->ctx_bits = (unsigned)w[0];
+    t->src_bits = (unsigned)w[1];
+    t->tag_bits = (unsigned)w[2];
+    return no_more(r, k, ntok, 4);
+}
+
+/** Whether value v fits a field of bits bits (always, when the trace declares no layout). */
+static int fits(const vm_trace_t *t, uint64_t v, unsigned bits)
+{
+    return !t->has_layout || bits >= 64 || v >> bits == 0;
+}
+
 /** Parse one operation line (toks[0] is the keyword). */
 static int parse_op(reader_t *r, const tok_t *k, size_t ntok)
 {
@@ -171,6 +237,10 @@ static int parse_op(reader_t *r, const tok_t *k, size_t ntok)
     vm_trace_t *t = r->t;
     char b[64];
     int kind = -1, rc;
+    if (t->ended)
+        return bad(r, "a line after the trailer 'end N': the trace ended there");
+    if ((rc = parse_meta(r, k, ntok)) <= 0)
+        return rc;
     for (int i = 0; i < VM_TRACE_NKINDS; i++)
         if (tok_is(&k[0], vm_trace_kind_name((vm_trace_kind_t)i)))
             kind = i;
@@ -190,7 +260,7 @@ static int parse_op(reader_t *r, const tok_t *k, size_t ntok)
     if (kind < 0)
         return bad(r,
                    "unknown operation %s (expected post, arrive, probe, improbe, cancel, "
-                   "remove or nprocs)",
+                   "remove, nprocs, layout, rank or end)",
                    show(&k[0], b, sizeof b));
 
     if (kind == VM_TRACE_CANCEL || kind == VM_TRACE_REMOVE) {
@@ -241,6 +311,11 @@ static int parse_op(reader_t *r, const tok_t *k, size_t ntok)
         return rc;
     if (t->nprocs && src >= 0 && (uint32_t)src >= t->nprocs)
         return bad(r, "source %d is not below nprocs %u", src, t->nprocs);
+    if (!fits(t, ctx, t->ctx_bits) || (src >= 0 && !fits(t, (uint64_t)src, t->src_bits)) ||
+        (tag >= 0 && !fits(t, (uint64_t)tag, t->tag_bits)))
+        return bad(r,
+                   "context %" PRIu64 ", source %d or tag %d does not fit the layout %u %u %u",
+                   ctx, src, tag, t->ctx_bits, t->src_bits, t->tag_bits);
     switch (kind) {
     case VM_TRACE_POST:
         vm_trace_post(t, (uint32_t)ctx, src, tag, cls);

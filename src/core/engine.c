@@ -5,6 +5,7 @@
 #include "hooks.h"
 #include "module.h"
 #include "policy.h"
+#include "record.h"
 #include "simd.h"
 #include "spec.h"
 #include "threads.h"
@@ -40,6 +41,7 @@ void vmatch_destroy(vmatch_engine_t *e)
         if (e->side[s])
             e->side[s]->ops->destroy(e->side[s]);
     vm_prof_free(&e->prof, &e->env.mem);
+    vm_record_destroy(e);
     vm_mem_free(&e->env.mem, e->env.classes, e->env.classes_cap * sizeof *e->env.classes);
     vm_mem_free(&e->env.mem, e->describe, e->describe_bytes);
     vm_spec_free(&e->cfg);
@@ -110,12 +112,18 @@ int vmatch_create(const char *spec, vmatch_engine_t **out)
     }
     vm_spec_describe(&e->cfg, e->describe, e->describe_bytes);
     e->exchange = cfg.policy->exchange;
-    e->calls = e->exchange && !cfg.profile_record ? calls_exchange : calls_plain;
-    e->fast = cfg.threads == VM_THREADS_OFF && !cfg.profile_record ? e->exchange : NULL;
+    int record = cfg.profile_record || cfg.trace_record;
+    e->calls = e->exchange && !record ? calls_exchange : calls_plain;
+    e->fast = cfg.threads == VM_THREADS_OFF && !record ? e->exchange : NULL;
     if (e->fast && cfg.policy->hot) { /* the callers' inline calls may run (vmatch_inline.h) */
         e->call.abi = VMATCH_INLINE_ABI;
         for (int s = 0; s < 2; s++)
             e->hot[s] = &e->side[s]->hot;
+    }
+    rc = vm_record_create(e); /* in front of the calls, under the threads' layer */
+    if (rc < 0) {
+        vmatch_destroy(e);
+        return rc;
     }
     if (cfg.threads != VM_THREADS_OFF) {
         rc = vm_threads_create(e);

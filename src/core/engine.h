@@ -53,7 +53,8 @@ struct vmatch_engine {
     int (*fast)(vm_call_t *, vmatch_bits_t, vmatch_bits_t, vm_side_t *, void *, vm_side_t *);
     struct vm_threads *threads; /* threads=mutex or multi (threads.h); NULL for threads=off */
     vm_prof_table_t prof;
-    char *describe; /* vmatch_describe's text */
+    struct vm_rec *rec; /* the trace and the files to write (record.c); NULL when none */
+    char *describe;     /* vmatch_describe's text */
     size_t describe_bytes;
 };
 

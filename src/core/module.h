@@ -22,12 +22,14 @@ enum vm_key_kind {
     VM_KEY_BOOL,  /* a uint32_t: on = 1, off = 0 */
     VM_KEY_WORD,  /* a uint32_t: the index of the value in words[] */
     VM_KEY_REAL,  /* a double from min to max */
+    VM_KEY_PATH,  /* a char *, owned by the config (vm_spec_free): a path the system takes */
     VM_KEY_CUSTOM /* parse and print do the work */
 };
 
 /* Key flags. */
 enum {
-    VM_KEY_UNSET0 = 1 /* UINT: 0 means "not set": left out of vmatch_describe */
+    VM_KEY_UNSET0 = 1, /* UINT: 0 means "not set": left out of vmatch_describe */
+    VM_KEY_QUIET = 2   /* left out of vmatch_describe at its default value */
 };
 
 typedef struct vm_key {

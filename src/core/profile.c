@@ -4,21 +4,30 @@
  * File format (text, one record per line; blank lines and lines starting with '#' are
  * ignored; fields separated by blanks; numbers are unsigned decimals):
  *
- *     vmatch-profile 1
+ *     vmatch-profile 2            (version 1 has no rank, program or end lines)
  *     layout CTX_BITS SRC_BITS TAG_BITS
  *     nprocs N                    (0 when the spec gave none)
+ *     rank R                      (optional: the rank that recorded it)
+ *     program NAME                (optional: the program that recorded it)
  *     CTX SRC PRQ UMQ             (zero or more, one per (context, source), no repeats)
+ *     end N                       (N entry lines; a file without it was cut short)
  */
 #define _POSIX_C_SOURCE 200809L
 #include "profile.h"
 #include "engine.h"
 #include "error.h"
+#include "record.h"
 #include "threads.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
 
 enum { PROF_MIN_CAP = 64 };
 
@@ -107,7 +116,7 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int profile_save(const vmatch_engine_t *e, const char *path)
+int vm_profile_write(const vmatch_engine_t *e, const char *path)
 {
     if (!e->cfg.profile_record)
         return vm_fail(VMATCH_EINVAL,
@@ -128,14 +137,23 @@ static int profile_save(const vmatch_engine_t *e, const char *path)
         return vm_fail(VMATCH_EIO, "profile_save: cannot open '%s': %s", path, strerror(errno));
     }
     const vm_config_t *c = &e->cfg;
-    fprintf(f, "vmatch-profile 1\nlayout %u %u %u\nnprocs %u\n# ctx src prq umq\n", c->ctx_bits,
-            c->src_bits, c->tag_bits, c->nprocs);
+    char program[64];
+    int64_t rank = vm_rank_of(c);
+    vm_program_name(program, sizeof program);
+    fprintf(f, "vmatch-profile 2\nlayout %u %u %u\nnprocs %u\n", c->ctx_bits, c->src_bits,
+            c->tag_bits, c->nprocs);
+    if (rank >= 0)
+        fprintf(f, "rank %lld\n", (long long)rank);
+    if (program[0])
+        fprintf(f, "program %s\n", program);
+    fputs("# ctx src prq umq\n", f);
     uint64_t src_mask = (c->src_bits >= 64) ? ~0ull : (1ull << c->src_bits) - 1;
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%llu %llu %llu %llu\n", (unsigned long long)(rows[i].key >> c->src_bits),
                 (unsigned long long)(rows[i].key & src_mask),
                 (unsigned long long)rows[i].count[VM_PRQ],
                 (unsigned long long)rows[i].count[VM_UMQ]);
+    fprintf(f, "end %zu\n", n);
     free(rows);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
@@ -218,9 +236,10 @@ static int next_line(prof_reader_t *r)
 
 static int parse(prof_reader_t *r, vm_profile_t *p)
 {
-    enum { MAGIC, LAYOUT, NPROCS, ENTRIES } want = MAGIC;
-    static const char *const expect[] = {"'vmatch-profile 1'", "'layout CTX SRC TAG'",
-                                         "'nprocs N'", "'CTX SRC PRQ UMQ'"};
+    enum { MAGIC, LAYOUT, NPROCS, ENTRIES, ENDED } want = MAGIC;
+    static const char *const expect[] = {"'vmatch-profile 1' or 'vmatch-profile 2'",
+                                         "'layout CTX SRC TAG'", "'nprocs N'",
+                                         "'CTX SRC PRQ UMQ'", "nothing after 'end N'"};
     const char *path = r->path;
     size_t alloc = 0;
     int rc = VMATCH_OK, got;
@@ -235,9 +254,17 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
             memcpy(word, s, wl);
             s += wl;
         }
+        if (want == ENTRIES && p->version == 2 && !p->n && strcmp(word, "program") == 0) {
+            s += strspn(s, " \t");
+            s[strcspn(s, "\r\n")] = '\0';
+            snprintf(p->program, sizeof p->program, "%s", s);
+            continue;
+        }
         unsigned long long v[4];
         int n = fields(s, v, 4);
-        if (want == MAGIC && strcmp(word, "vmatch-profile") == 0 && n == 1 && v[0] == 1) {
+        if (want == MAGIC && strcmp(word, "vmatch-profile") == 0 && n == 1 &&
+            (v[0] == 1 || v[0] == 2)) {
+            p->version = (unsigned)v[0];
             want = LAYOUT;
         } else if (want == LAYOUT && strcmp(word, "layout") == 0 && n == 3 && v[0] < 64 &&
                    v[1] < 64 && v[2] < 64) {
@@ -254,6 +281,18 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
                    v[0] <= (1u << 30)) {
             p->nprocs = (uint32_t)v[0];
             want = ENTRIES;
+        } else if (want == ENTRIES && p->version == 2 && strcmp(word, "rank") == 0 && n == 1 &&
+                   !p->n && p->rank < 0 && v[0] <= INT32_MAX) {
+            p->rank = (int64_t)v[0];
+        } else if (want == ENTRIES && p->version == 2 && strcmp(word, "end") == 0 && n == 1) {
+            if (v[0] != p->n) {
+                rc = vm_fail(VMATCH_EINVAL,
+                             "profile %s:%zu: 'end %llu' but %zu entries were read: the file "
+                             "was cut or edited",
+                             path, lineno, v[0], p->n);
+                break;
+            }
+            want = ENDED;
         } else if (want == ENTRIES && word[0] == '\0' && n == 4) {
             if ((p->ctx_bits < 32 && v[0] >> p->ctx_bits) || v[0] > UINT32_MAX ||
                 (p->src_bits < 32 && v[1] >> p->src_bits) || v[1] > UINT32_MAX ||
@@ -288,8 +327,14 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
         rc = got;
     if (rc == VMATCH_OK && ferror(r->f))
         rc = vm_fail(VMATCH_EIO, "profile %s: read error", path);
-    if (rc == VMATCH_OK && want != ENTRIES)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: ends before %s", path, expect[want]);
+    if (rc == VMATCH_OK && want < ENTRIES)
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: %s before %s", path,
+                     want == MAGIC ? "empty: the file ends" : "the file ends", expect[want]);
+    if (rc == VMATCH_OK && want == ENTRIES && p->version == 2)
+        rc = vm_fail(VMATCH_EINVAL,
+                     "profile %s: truncated: no closing 'end N' line (the file was cut, or its "
+                     "writer stopped)",
+                     path);
     if (rc == VMATCH_OK && p->n > 1) {
         qsort(p->entries, p->n, sizeof *p->entries, by_ctx_src);
         for (size_t i = 1; i < p->n; i++)
@@ -316,7 +361,7 @@ int vm_profile_load(const char *path, vm_profile_t *out)
         return vm_fail(VMATCH_ENOMEM, "profile %s: out of memory", path);
     }
     *r = (prof_reader_t){.f = f, .path = path};
-    vm_profile_t p = {0};
+    vm_profile_t p = {.rank = -1};
     int rc = parse(r, &p);
     free(r);
     fclose(f);
@@ -358,27 +403,37 @@ int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t
     *out = (vm_profile_t){0};
     if (!cfg->profile)
         return vm_fail(VMATCH_EINVAL, "spec: policy=%s needs profile=PATH", policy);
+    char path[PATH_MAX], mine[64];
     vm_profile_t prof;
-    int rc = vm_profile_load(cfg->profile, &prof);
+    int rc = vm_path_expand(cfg, "profile", cfg->profile, path, sizeof path);
+    if (rc == VMATCH_OK)
+        rc = vm_profile_load(path, &prof);
     if (rc < 0)
-        return rc; /* vm_profile_load said why */
+        return rc; /* vm_path_expand or vm_profile_load said why */
+    vm_program_name(mine, sizeof mine);
     if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
         prof.tag_bits != cfg->tag_bits)
         rc = vm_fail(VMATCH_EINVAL,
                      "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
                      "%u/%u/%u",
-                     cfg->profile, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
+                     path, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
                      cfg->src_bits, cfg->tag_bits);
     else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: nprocs %u differs from the spec's nprocs=%u",
-                     cfg->profile, prof.nprocs, cfg->nprocs);
+        rc = vm_fail(VMATCH_EINVAL,
+                     "profile %s: recorded with nprocs %u, the spec's nprocs is %u (a profile "
+                     "of another process count)",
+                     path, prof.nprocs, cfg->nprocs);
     else if (!cfg->nprocs && !prof.nprocs)
-        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec",
-                     cfg->profile);
+        rc = vm_fail(VMATCH_EINVAL, "profile %s: no nprocs in the profile or the spec", path);
+    else if (!cfg->profile_program && prof.program[0] && mine[0] && strcmp(prof.program, mine))
+        rc = vm_fail(VMATCH_EINVAL,
+                     "profile %s: recorded by program '%s', this is '%s' (record one of this "
+                     "program, or take it anyway with profile.program=any)",
+                     path, prof.program, mine);
     *nprocs = cfg->nprocs ? cfg->nprocs : prof.nprocs;
     for (size_t i = 0; rc == VMATCH_OK && i < prof.n; i++)
         if (prof.entries[i].src >= *nprocs)
-            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", cfg->profile,
+            rc = vm_fail(VMATCH_EINVAL, "profile %s: source %u but nprocs is %u", path,
                          prof.entries[i].src, *nprocs);
     if (rc < 0)
         vm_profile_free(&prof);
@@ -392,7 +447,7 @@ int vmatch_profile_save(const vmatch_engine_t *e, const char *path)
     if (!e || !path)
         return vm_fail(VMATCH_EINVAL, "profile_save: NULL argument");
     vm_engine_take(e);
-    int rc = profile_save(e, path);
+    int rc = vm_profile_write(e, path);
     vm_engine_give(e);
     return rc;
 }

@@ -37,8 +37,11 @@ typedef struct vm_profile_entry {
 } vm_profile_entry_t;
 
 typedef struct vm_profile {
+    unsigned version; /* 1, or 2 (with rank, program and the closing `end N`) */
     unsigned ctx_bits, src_bits, tag_bits;
     uint32_t nprocs;
+    int64_t rank;     /* of the process that recorded it, -1 when the file does not say */
+    char program[64]; /* its program, "" when the file does not say */
     vm_profile_entry_t *entries; /* sorted by (ctx, src) */
     size_t n;
 } vm_profile_t;
@@ -47,10 +50,11 @@ typedef struct vm_profile {
  * vmatch_last_error names the line).  On error *out is left empty. */
 int vm_profile_load(const char *path, vm_profile_t *out);
 void vm_profile_free(vm_profile_t *p);
-/* Read cfg->profile for a static policy (named in the messages) and check it against the
- * spec: the same layout, the same nprocs when both give one, one of them giving it, every
- * source below it.  VMATCH_OK with *out to free and the nprocs in effect in *nprocs, or an
- * error (EINVAL, EIO, ENOMEM) with vm_fail's message and *out empty. */
+/* Read cfg->profile (%r and %p expanded) for a static policy (named in the messages) and
+ * check it against the spec: the same layout, the same nprocs when both give one, one of
+ * them giving it, every source below it, and (profile.program=check) this program's.
+ * VMATCH_OK with *out to free and the nprocs in effect in *nprocs, or an error (EINVAL, EIO,
+ * ENOMEM) with vm_fail's message and *out empty. */
 /* The entries of p with a count on side (VM_PRQ or VM_UMQ), in p's order: their indices into
  * p->entries in idx and their counts in counts (room for p->n each).  Returns how many, with
  * the number of contexts among them in *nctx. */

@@ -45,8 +45,13 @@ typedef struct vm_config {
     int numa;                                 /* VM_NUMA_OFF, VM_NUMA_LOCAL or a node */
     uint32_t simd; /* enum vm_simd (simd.h), never VM_SIMD_AUTO once parsed */
     uint32_t profile_record;
+    uint32_t profile_program; /* 0: refuse a profile of another program; 1: any */
+    uint32_t trace_record, trace_cap;
     uint32_t threads, inbox; /* enum vm_threads_mode (threads.h); slots per inbox buffer */
-    char *profile; /* path for the static designs (owned: vm_spec_free); NULL when not given */
+    int64_t rank;            /* for %r in paths; -1: not given */
+    /* Paths (owned: vm_spec_free; NULL when not given): the profile the static designs read,
+     * and the files vmatch_save_recordings writes. */
+    char *profile, *profile_out, *trace_out;
     _Alignas(16) unsigned char mod[VM_MODULE_CFG_BYTES];
 } vm_config_t;
 

@@ -21,9 +21,6 @@
 #define PATH_MAX 4096
 #endif
 
-/* The longest value vmatch_describe prints: a profile path the system takes. */
-enum { VALUE_MAX = PATH_MAX + 16 };
-
 static int is(const char *v, size_t n, const char *word)
 {
     return strlen(word) == n && memcmp(v, word, n) == 0;
@@ -166,33 +163,29 @@ static void values_numa(char *buf, size_t len)
     snprintf(buf, len, "`local`, `off`, node number");
 }
 
-/* Any path the system can open (shorter than PATH_MAX), kept in its own allocation so an
- * engine does not carry PATH_MAX bytes for a key most specs leave out. */
-static int parse_profile(void *cfg, const char *v, size_t n)
+/* rank=: a number, kept as int64_t so that "not set" (-1) differs from rank 0. */
+static int parse_rank(void *cfg, const char *v, size_t n)
 {
-    vm_config_t *c = cfg;
-    if (n >= PATH_MAX)
-        return vm_fail(VMATCH_EINVAL, "spec: profile path of %zu bytes: the system takes %d", n,
-                       PATH_MAX - 1);
-    char *path = malloc(n + 1);
-    if (!path)
-        return vm_fail(VMATCH_ENOMEM, "spec: out of memory for the profile path");
-    memcpy(path, v, n);
-    path[n] = '\0';
-    free(c->profile);
-    c->profile = path;
+    uint64_t x;
+    if (!parse_uint(v, n, &x) || x > INT32_MAX)
+        return vm_fail(VMATCH_EINVAL, "spec: rank=%.*s: expected a number from 0 to %d",
+                       shown(n), v, INT32_MAX);
+    ((vm_config_t *)cfg)->rank = (int64_t)x;
     return VMATCH_OK;
 }
 
-static void print_profile(const void *cfg, char *buf, size_t len)
+static void print_rank(const void *cfg, char *buf, size_t len)
 {
-    const char *path = ((const vm_config_t *)cfg)->profile;
-    snprintf(buf, len, "%s", path ? path : "");
+    int64_t rank = ((const vm_config_t *)cfg)->rank;
+    if (rank < 0)
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%lld", (long long)rank);
 }
 
-static void values_profile(char *buf, size_t len)
+static void values_rank(char *buf, size_t len)
 {
-    snprintf(buf, len, "a path");
+    snprintf(buf, len, "not set, 0 … 2^31−1");
 }
 
 /* The named layouts (enum vm_layout): the widths each fixes and where each field starts.
@@ -251,6 +244,7 @@ static void place_fields(vm_config_t *c)
 }
 
 static const char *const threads_words[] = {"off", "mutex", "multi", NULL};
+static const char *const program_words[] = {"check", "any", NULL};
 
 #define CORE(field)  offsetof(vm_config_t, field)
 #define CUSTOM(name) .parse = parse_##name, .print = print_##name, .values = values_##name
@@ -280,8 +274,20 @@ static const vm_key_t core_keys[] = {
      .help = "where queue blocks are placed (libnuma); a node needs a build with libnuma"},
     {"profile.record", VM_KEY_BOOL, CORE(profile_record),
      .help = "count insertions per (context, source) for `vmatch_profile_save`"},
-    {"profile", VM_KEY_CUSTOM, CUSTOM(profile),
-     .help = "profile file read by the policies that take one"},
+    {"profile", VM_KEY_PATH, CORE(profile),
+     .help = "profile file read by the policies that take one (`%r`: the rank, `%p`: the pid)"},
+    {"profile.program", VM_KEY_WORD, CORE(profile_program), .words = program_words,
+     .flags = VM_KEY_QUIET, .help = "`check`: refuse a profile of another program"},
+    {"profile.out", VM_KEY_PATH, CORE(profile_out),
+     .help = "record the profile; `vmatch_save_recordings` writes it there"},
+    {"trace.record", VM_KEY_BOOL, CORE(trace_record), .flags = VM_KEY_QUIET,
+     .help = "record the matching calls for `vmatch_trace_save`"},
+    {"trace.out", VM_KEY_PATH, CORE(trace_out),
+     .help = "record the trace; `vmatch_save_recordings` writes it there"},
+    {"trace.cap", VM_KEY_UINT, CORE(trace_cap), 1, 1u << 28, .flags = VM_KEY_QUIET,
+     .help = "operations a trace keeps; the rest are counted"},
+    {"rank", VM_KEY_CUSTOM, CUSTOM(rank),
+     .help = "the rank for `%r` (not set: the launcher's, docs/profiling.md)"},
     {"threads", VM_KEY_WORD, CORE(threads), .words = threads_words,
      .help = "who may call: `off` one thread at a time, `mutex` any thread (one lock), "
              "`multi` any thread, arrivals through a lock-free inbox (docs/threads.md)"},
@@ -297,11 +303,15 @@ static const vm_config_t core_default = {
     .numa = VM_NUMA_LOCAL,
     .simd = VM_SIMD_AUTO,
     .inbox = 256,
+    .trace_cap = 1u << 20,
+    .rank = -1,
 };
 
 const vm_module_t vm_core_module = {
     VM_MODULE_KEYS(core_keys),
-    /* its config is vm_config_t itself, not a part of mod[] */
+    /* its config is vm_config_t itself, not a part of mod[]: no cfg_size, and its defaults
+     * only for the README's table (spec_write.c) */
+    .cfg_default = &core_default,
 };
 
 /* ---- reading a key ---- */
@@ -349,6 +359,19 @@ static int apply(void *cfg, const vm_key_t *k, const char *v, size_t n)
             return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a number from %g to %g",
                            k->name, shown, k->min, k->max);
         *(double *)field = a;
+        return VMATCH_OK;
+    }
+    case VM_KEY_PATH: {
+        if (n >= PATH_MAX)
+            return vm_fail(VMATCH_EINVAL, "spec: %s path of %zu bytes: the system takes %d",
+                           k->name, n, PATH_MAX - 1);
+        char *path = malloc(n + 1);
+        if (!path)
+            return vm_fail(VMATCH_ENOMEM, "spec: out of memory for the %s path", k->name);
+        memcpy(path, v, n);
+        path[n] = '\0';
+        free(*(char **)field);
+        *(char **)field = path;
         return VMATCH_OK;
     }
     case VM_KEY_CUSTOM:
@@ -477,155 +500,18 @@ int vm_spec_parse(const char *spec, vm_config_t *cfg)
     if (cfg->simd == VM_SIMD_AUTO)
         cfg->simd = (uint32_t)vm_simd_best();
     place_fields(cfg);
+    /* A file to write asks for its recording. */
+    cfg->profile_record |= cfg->profile_out != NULL;
+    cfg->trace_record |= cfg->trace_out != NULL;
     return VMATCH_OK;
 }
 
 void vm_spec_free(vm_config_t *cfg)
 {
-    free(cfg->profile);
-    cfg->profile = NULL;
-}
-
-/* ---- writing keys ---- */
-
-typedef struct out {
-    char *buf;
-    size_t len, need; /* need: what has been written or would have been */
-} out_t;
-
-static void put(out_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(out_t *o, const char *fmt, ...)
-{
-    size_t room = o->need < o->len ? o->len - o->need : 0;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(room ? o->buf + o->need : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->need += (size_t)n;
-}
-
-/* The value of key k in its owner's config cfg; "" when the key is not set. */
-static void value(const void *cfg, const vm_key_t *k, char *buf, size_t len)
-{
-    const void *field = (const char *)cfg + k->off;
-    switch (k->kind) {
-    case VM_KEY_UINT: {
-        uint32_t x = *(const uint32_t *)field;
-        if (x == 0 && (k->flags & VM_KEY_UNSET0))
-            buf[0] = '\0';
-        else
-            snprintf(buf, len, "%u", x);
-        return;
-    }
-    case VM_KEY_BOOL:
-        snprintf(buf, len, "%s", *(const uint32_t *)field ? "on" : "off");
-        return;
-    case VM_KEY_WORD:
-        snprintf(buf, len, "%s", k->words[*(const uint32_t *)field]);
-        return;
-    case VM_KEY_REAL:
-        /* the shortest text that reads back as the same number */
-        for (int digits = 6; digits <= 17; digits++) {
-            snprintf(buf, len, "%.*g", digits, *(const double *)field);
-            if (strtod(buf, NULL) == *(const double *)field)
-                break;
+    for (unsigned i = 0; i < vm_core_module.nkeys; i++)
+        if (vm_core_module.keys[i].kind == VM_KEY_PATH) {
+            char **path = (char **)((char *)cfg + vm_core_module.keys[i].off);
+            free(*path);
+            *path = NULL;
         }
-        return;
-    case VM_KEY_CUSTOM:
-        k->print(cfg, buf, len);
-        return;
-    }
-}
-
-/* Every key of m that is set, as " key=value". */
-static void describe_module(out_t *o, const vm_module_t *m, const void *cfg)
-{
-    char v[VALUE_MAX];
-    for (unsigned i = 0; i < m->nkeys; i++) {
-        const vm_key_t *k = &m->keys[i];
-        value(cfg, k, v, sizeof v);
-        if (v[0])
-            put(o, "%s%s=%s", o->need ? " " : "", k->name, v);
-    }
-}
-
-size_t vm_spec_describe(const vm_config_t *cfg, char *buf, size_t len)
-{
-    out_t o = {buf, len, 0};
-    if (len)
-        buf[0] = '\0';
-    describe_module(&o, &vm_core_module, cfg);
-    /* The keys of the modules in use: one module may provide both (or several policies). */
-    const vm_module_t *s = vm_module_of_storage(cfg->storage);
-    const vm_module_t *p = vm_module_of_policy(cfg->policy);
-    if (s)
-        describe_module(&o, s, vm_module_cfg(cfg, s));
-    if (p && p != s)
-        describe_module(&o, p, vm_module_cfg(cfg, p));
-    return o.need;
-}
-
-/* A bound for the key table: 2^k from 2^16 up, so 1073741824 reads as 2^30. */
-static void bound(char *buf, size_t len, double x)
-{
-    uint64_t u = (uint64_t)x;
-    if (u >= 65536 && (u & (u - 1)) == 0)
-        snprintf(buf, len, "2^%d", __builtin_ctzll(u));
-    else
-        snprintf(buf, len, "%g", x);
-}
-
-/* The README's "values" cell of key k, whose owner's defaults are def. */
-static void values(const vm_key_t *k, const void *def, char *buf, size_t len)
-{
-    char d[64], lo[24], hi[24];
-    if (k->kind == VM_KEY_CUSTOM) {
-        k->values(buf, len);
-        return;
-    }
-    value(def, k, d, sizeof d);
-    bound(lo, sizeof lo, k->min);
-    bound(hi, sizeof hi, k->max);
-    switch (k->kind) {
-    case VM_KEY_UINT:
-    case VM_KEY_REAL:
-        snprintf(buf, len, d[0] ? "`%s`, %s … %s" : "%snot set, %s … %s", d, lo, hi);
-        if (k->step > 1)
-            snprintf(buf + strlen(buf), len - strlen(buf), ", a multiple of %u", k->step);
-        return;
-    case VM_KEY_BOOL:
-        snprintf(buf, len, "`%s`, `%s`", d, strcmp(d, "on") ? "on" : "off");
-        return;
-    case VM_KEY_WORD:
-        snprintf(buf, len, "`%s`", d);
-        for (unsigned i = 0; k->words[i]; i++)
-            if (strcmp(k->words[i], d) != 0)
-                snprintf(buf + strlen(buf), len - strlen(buf), ", `%s`", k->words[i]);
-        return;
-    case VM_KEY_CUSTOM:
-        return;
-    }
-}
-
-static void table_module(out_t *o, const vm_module_t *m, const void *def)
-{
-    char v[256];
-    for (unsigned i = 0; i < m->nkeys; i++) {
-        values(&m->keys[i], def, v, sizeof v);
-        put(o, "| `%s` | %s | %s |\n", m->keys[i].name, v, m->keys[i].help);
-    }
-}
-
-size_t vm_spec_table(char *buf, size_t len)
-{
-    out_t o = {buf, len, 0};
-    if (len)
-        buf[0] = '\0';
-    put(&o, "| key | values (default first) | meaning |\n|---|---|---|\n");
-    table_module(&o, &vm_core_module, &core_default);
-    const vm_module_t *m;
-    for (unsigned i = 0; (m = vm_module_at(i)) != NULL; i++)
-        table_module(&o, m, m->cfg_default);
-    return o.need;
 }

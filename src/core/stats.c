@@ -3,6 +3,7 @@
 #include "engine.h"
 #include "error.h"
 #include "module.h"
+#include "record.h"
 #include "threads.h"
 
 #include <stdarg.h>
@@ -38,15 +39,19 @@ static const vm_stat_key_t core_stat_keys[] = {
     {.name = "inspected", .help = "entries compared in those searches"},
     {.name = "queues", .help = "queues allocated now, both sides"},
     {.name = "bytes", .help = "bytes the engine holds now: blocks, slabs, tables, itself"},
+    /* the recordings' (record.c), after the fields */
+    {.name = "trace.ops", .help = "operations the trace recorded (trace.record=on)"},
+    {.name = "trace.dropped",
+     .help = "operations the trace left out: past trace.cap, or once memory ran out"},
 };
 static const size_t core_stat_off[] = {
     offsetof(vmatch_stats_t, posted),   offsetof(vmatch_stats_t, unexpected),
     offsetof(vmatch_stats_t, searches), offsetof(vmatch_stats_t, inspected),
     offsetof(vmatch_stats_t, queues),   offsetof(vmatch_stats_t, bytes),
 };
-_Static_assert(sizeof core_stat_keys / sizeof core_stat_keys[0] ==
-                   sizeof core_stat_off / sizeof core_stat_off[0],
-               "one offset per key");
+enum { NFIELDS = sizeof core_stat_off / sizeof core_stat_off[0] };
+_Static_assert(sizeof core_stat_keys / sizeof core_stat_keys[0] == NFIELDS + 2,
+               "one offset per field, then the recordings' two");
 
 const vm_stat_key_t *vm_stat_key_find(const char *name, const vm_module_t **owner)
 {
@@ -105,10 +110,17 @@ int vmatch_stat(const vmatch_engine_t *e, const char *key, uint64_t *value)
     const vm_stat_key_t *k = stat_key("stat", key, 0, &m);
     if (!k)
         return VMATCH_EINVAL;
+    size_t i = (size_t)(k - core_stat_keys);
+    if (!m && i >= NFIELDS) {
+        vm_engine_take(e);
+        *value = vm_record_stat(e, (int)(i - NFIELDS));
+        vm_engine_give(e);
+        return VMATCH_OK;
+    }
     if (!m) {
         vmatch_stats_t st;
         vmatch_stats(e, &st);
-        memcpy(value, (const char *)&st + core_stat_off[k - core_stat_keys], sizeof *value);
+        memcpy(value, (const char *)&st + core_stat_off[i], sizeof *value);
         return VMATCH_OK;
     }
     uint64_t v = 0;

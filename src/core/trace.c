@@ -1,5 +1,5 @@
-/* trace.c -- traces: building, checking and the text writer (trace.h); the reader is in
- * trace_read.c. */
+/* trace.c -- traces: building, checking and the text writer (trace.h); the reader is
+ * workloads/trace_read.c. */
 #include "trace.h"
 
 #include "vmatch.h"
@@ -36,6 +36,7 @@ const char *vm_trace_op_name(uint32_t op)
 void vm_trace_init(vm_trace_t *t)
 {
     memset(t, 0, sizeof *t);
+    t->rank = -1;
     t->classes = calloc(1, sizeof *t->classes); /* classes[0]: point-to-point */
     if (t->classes) {
         t->nclasses = 1;
@@ -292,6 +293,10 @@ int vm_trace_write(const vm_trace_t *t, FILE *f, const char *comment)
         fprintf(f, "# %s\n", comment);
     if (t->nprocs)
         fprintf(f, "nprocs %u\n", t->nprocs);
+    if (t->has_layout)
+        fprintf(f, "layout %u %u %u\n", t->ctx_bits, t->src_bits, t->tag_bits);
+    if (t->rank >= 0)
+        fprintf(f, "rank %" PRId64 "\n", t->rank);
     for (size_t i = 0; i < t->n; i++) {
         const vm_trace_op_t *o = &t->ops[i];
         fputs(kind_names[o->kind], f);
@@ -321,6 +326,10 @@ int vm_trace_write(const vm_trace_t *t, FILE *f, const char *comment)
                 fprintf(f, " %u/%" PRIu64 "/%u\n", c->op, c->bytes, c->comm_size);
         }
     }
+    fprintf(f, "end %zu", t->n);
+    if (t->cut)
+        fprintf(f, " cut %" PRIu64, t->cut);
+    fputc('\n', f);
     return ferror(f) ? VMATCH_EIO : 0;
 }
 

@@ -1,5 +1,6 @@
 /* trace.h -- traces of one process's matching traffic: the in-memory form, the text format
- * (README.md, "Traces"), its reader and writer.
+ * (docs/workloads.md, "Traces"), its writer (trace.c, in the library, which records traces:
+ * record.c) and its reader (workloads/trace_read.c).
  *
  * A trace is a sequence of operations on the two queues of one MPI process, in MPI terms:
  * post a receive, a message arrives, probe, improbe, cancel a receive, remove an unexpected
@@ -71,6 +72,12 @@ typedef struct vm_trace {
     uint32_t nprocs;       /* processes of the job, 0 when not declared; sources are below it */
     uint32_t nreq, nmsg;   /* posts and arrivals so far: the next ids */
     int failed;            /* an append ran out of memory (the builders' sticky error) */
+    /* The recording engine's field widths (a `layout C S T` line), when has_layout. */
+    int has_layout;
+    unsigned ctx_bits, src_bits, tag_bits;
+    int64_t rank; /* the recording process's rank (a `rank R` line), -1 when not given */
+    int ended;    /* an `end N` line closed the trace (the writer always writes one) */
+    uint64_t cut; /* operations left out after it (`end N cut M`): a recording's cap */
 } vm_trace_t;
 
 /* An empty trace (no operations, the point-to-point class only). */
@@ -116,8 +123,9 @@ int vm_trace_parse(vm_trace_t *t, const char *text, size_t len, const char *name
  * read.  What cannot be a trace is refused while it is read, with VMATCH_EINVAL and t left
  * empty: a NUL byte, a line longer than 4 KiB, more than 2 GiB (trace.c says why). */
 int vm_trace_load(vm_trace_t *t, const char *path, char *err, size_t errlen);
-/* Write t in the text format, with an optional comment line (NULL: none).  0 or
- * VMATCH_EIO. */
+/* Write t in the text format, with an optional comment line (NULL: none): the header, the
+ * nprocs, layout and rank lines t declares, the operations and the trailer `end N` (`end N
+ * cut M` when t->cut).  0 or VMATCH_EIO. */
 int vm_trace_write(const vm_trace_t *t, FILE *f, const char *comment);
 /* Write to a file (created or truncated).  0 or VMATCH_EIO with the reason in err. */
 int vm_trace_save(const vm_trace_t *t, const char *path, const char *comment, char *err,
