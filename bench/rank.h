@@ -53,6 +53,7 @@ struct Candidate {
     std::vector<std::vector<double>> rank_ms; // [trace][repetition], ms
     uint64_t inspected = 0, searches = 0;     // over every rank, in the untimed pass
     uint64_t bytes_peak = 0;                  // largest over the ranks
+    bool over_budget = false;                 // a repetition took over --budget: no more
     bool wrong = false;                       // a match differs from the reference's
     std::string error;                        // why it has no figure (empty: it has)
 };
@@ -61,7 +62,8 @@ struct Options {
     std::vector<std::string> traces, specs;
     int reps = 7;
     double min_ms = 5;
-    std::string profiles;          // --profiles PATTERN ("": temporary files)
+    double budget_s = 20; // a candidate whose replays of a repetition take longer: no more
+    std::string profiles; // --profiles PATTERN ("": temporary files)
     bool mpich = true, ucx = true; // --port
 };
 

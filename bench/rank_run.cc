@@ -362,14 +362,18 @@ void run_candidates(const Options &o, const RunShape &shape, std::vector<RankTra
             Candidate &c = cands[i];
             if (!c.error.empty())
                 continue;
+            if (c.over_budget)
+                continue;
             double sum = 0;
             for (size_t k = 0; k < tr.size() && sum >= 0; k++) {
                 double ms = timed(c, shape, tr[k], o.min_ms, got);
-                c.rank_ms[k][(size_t)rep] = ms;
+                c.rank_ms[k][(size_t)rep] = ms < 0 ? NAN : ms;
                 sum = ms < 0 ? -1 : sum + ms;
             }
             if (sum >= 0)
                 c.total[(size_t)rep] = sum;
+            // A design this slow (a list on long queues) has shown where it stands.
+            c.over_budget = sum > o.budget_s * 1e3 && rep + 1 < o.reps;
         }
     }
     if (progress)

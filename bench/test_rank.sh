@@ -103,6 +103,10 @@ usage)
     has "^vmatch_rank: --profiles 'prof': it needs %r"
     run_rank 1 n0.trace --reps 0
     has "^vmatch_rank: --reps '0'"
+    run_rank 1 n0.trace --budget 0
+    has "^vmatch_rank: --budget '0'"
+    run_rank 1 n0.trace --port mvapich
+    has "^vmatch_rank: --port 'mvapich': mpich or ucx"
     run_rank 0 --help
     has '^Exit status: 0 ranked; 1 bad usage or input'
     ;;

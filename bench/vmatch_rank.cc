@@ -3,8 +3,8 @@
 // written by vmatch-replay --gen) on every vmatch design and on the peers' designs, ranks
 // them by time and prints the spec to give the port.
 //
-//   vmatch_rank TRACE... [--reps N] [--min-ms MS] [--spec SPEC]... [--profiles PATTERN]
-//               [--port mpich|ucx]
+//   vmatch_rank TRACE... [--reps N] [--min-ms MS] [--budget S] [--spec SPEC]...
+//               [--profiles PATTERN] [--port mpich|ucx]
 //
 // Method (vmatch_report's, over the ranks of a run).  Every trace is replayed on the
 // reference model (tests/ref.c) for the correct outcomes; every candidate then makes an
@@ -39,7 +39,7 @@ void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: vmatch_rank TRACE... [--reps N] [--min-ms MS] [--spec SPEC]...\n"
+        "usage: vmatch_rank TRACE... [--reps N] [--min-ms MS] [--budget S] [--spec SPEC]...\n"
         "                   [--profiles PATTERN] [--port mpich|ucx]\n"
         "Ranks vmatch's matching designs on the traces of one run (one file per rank) and\n"
         "prints the spec to give the MPI library's port.\n"
@@ -51,6 +51,8 @@ void usage(FILE *f)
         "  --reps N      timed repetitions, all candidates interleaved (default 7)\n"
         "  --min-ms MS   time at least MS of CPU per rank and repetition, replaying again\n"
         "                (default 5; 0: one replay)\n"
+        "  --budget S    a candidate whose replays of every rank take longer than S seconds\n"
+        "                in a repetition runs in no more repetitions (default 20)\n"
         "  --spec SPEC   one more vmatch design to rank (vmatch_create's spec; repeatable);\n"
         "                policy=pnp-static or cluster without profile= reads the profile\n"
         "                recorded from each rank's trace, profile=PATH (%%r: the rank) reads\n"
@@ -113,6 +115,8 @@ bool parse_args(int argc, char **argv, Options &o, bool &help, std::string &why)
             o.reps = (int)v;
         } else if (a == "--min-ms" && number(val, v) && v <= 60000) {
             o.min_ms = v;
+        } else if (a == "--budget" && number(val, v) && v > 0) {
+            o.budget_s = v;
         } else if (a == "--spec") {
             o.specs.push_back(val);
         } else if (a == "--profiles") {
@@ -121,10 +125,11 @@ bool parse_args(int argc, char **argv, Options &o, bool &help, std::string &why)
             o.mpich = !strcmp(val, "mpich");
             o.ucx = !o.mpich;
         } else {
-            why = a == "--reps" || a == "--min-ms" || a == "--port"
+            why = a == "--reps" || a == "--min-ms" || a == "--port" || a == "--budget"
                       ? fmt("%s '%s': %s", a.c_str(), val,
                             a == "--reps"     ? "a whole number from 1 to 1000"
                             : a == "--min-ms" ? "a number of milliseconds from 0 to 60000"
+                            : a == "--budget" ? "a number of seconds above 0"
                                               : "mpich or ucx")
                       : "unknown option " + a;
             return false;
@@ -168,6 +173,14 @@ bool ratio(const Candidate &a, const Candidate &b, double &m, double &sp)
         return false;
     sp = m > 0 ? 100 * (q3 - q1) / 2 / m : 0;
     return true;
+}
+
+int timed_reps(const Candidate &c)
+{
+    int n = 0;
+    for (double x : c.total)
+        n += !std::isnan(x);
+    return n;
 }
 
 bool ranked(const Candidate &c)
@@ -262,8 +275,11 @@ void print_table(const Options &o, const RunShape &shape, const std::vector<Rank
             r = fmt("%.2f±%.0f%%", m, sp);
         std::string state = c.wrong            ? "WRONG: " + c.error
                             : !c.error.empty() ? "error: " + c.error
-                            : ok               ? "ok"
-                                               : "not timed";
+                            : !ok              ? "not timed"
+                                               : "ok";
+        if (ok && c.over_budget)
+            state +=
+                fmt(" (timed in %d of %d repetitions: over --budget)", timed_reps(c), o.reps);
         printf("%3s  %-12s %-6s %9s %5s %11s %17s %9s %9s  %s\n",
                ok ? std::to_string(++n).c_str() : "-", c.en.label.c_str(),
                c.peer ? "peer" : "vmatch", ok ? num(med(c.total) * unit).c_str() : "-",
@@ -285,14 +301,23 @@ void print_table(const Options &o, const RunShape &shape, const std::vector<Rank
                             .c_str());
 }
 
+// pattern as an absolute path: the application reads it from its own working directory.
+std::string absolute(const std::string &pattern)
+{
+    char cwd[4096];
+    if (pattern.empty() || pattern[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return pattern;
+    return std::string(cwd) + "/" + pattern;
+}
+
 // The design keys to print for c: its design, and profile= for a profiled one.
 std::string spec_to_use(const Options &o, const Candidate &c)
 {
     if (!c.en.profiled)
         return c.design;
     if (!c.user_prof.empty())
-        return c.design + " profile=" + c.user_prof;
-    return c.design + " profile=" + (o.profiles.empty() ? "PATTERN" : o.profiles) +
+        return c.design + " profile=" + absolute(c.user_prof);
+    return c.design + " profile=" + (o.profiles.empty() ? "PATTERN" : absolute(o.profiles)) +
            (knows_program_key() && !o.profiles.empty() ? " profile.program=any" : "");
 }
 
