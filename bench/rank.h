@@ -24,11 +24,9 @@ struct RunShape {
 // One rank's trace, prepared for the replays.
 struct RankTrace {
     std::string path;
-    vm_trace_t t{};
-    int64_t rank = -1;          // the `rank` line, else the file's position
+    vm_trace_t t{};    // given the run's nprocs and layout once they are agreed (load_traces)
+    int64_t rank = -1; // the `rank` line (t.rank), else the file's position
     bool rank_declared = false; // the trace has a `rank` line
-    int ended = -1;             // an `end` line closed it (1), or not (0); -1: reader too old
-    uint64_t cut = 0;           // operations the recording dropped at its cap (`end N cut M`)
     std::vector<uint32_t> want; // the reference model's outcome of every operation
     vm_wl_measure_t ref{};      // queue figures of the reference's replay
     // Two preparations of the trace, in the run's layout: `plain` with class 0 everywhere
@@ -43,7 +41,7 @@ struct RankTrace {
 // A design that is ranked: a vmatch engine (library calls, or hash-inl through
 // vmatch_inline.h) or a peer (mpich, ob1, ucx and the ob1 and UCX designs inline).
 struct Candidate {
-    vmr::Engine en;        // label, spec (layout keys in front when declared), kind
+    vmr::Engine en;        // label, spec (vm_wl_engine_spec adds nprocs and layout), kind
     std::string design;    // the design keys for the verdict (no layout, nprocs, rank)
     bool peer = false;     // a peer's design: the yardstick, never the spec to use
     bool dflt = false;     // the default engine (hash, and hash-inl through vmatch_inline.h)
@@ -74,20 +72,11 @@ bool load_traces(const Options &o, std::vector<RankTrace> &tr, RunShape &shape,
                  std::vector<std::string> &notes, std::string &err);
 
 // The candidates: the library designs, each --spec, hash-inl and the peers.  False with err
-// when a --spec is refused (checked with the run's shape; profiled ones with rank 0's
-// profile, so after record_profiles).
-bool make_candidates(const Options &o, const RunShape &shape, const std::vector<RankTrace> &tr,
+// when a --spec is refused (checked on rank 0's trace, in the run's shape; profiled ones with
+// its profile, so after record_profiles).
+bool make_candidates(const Options &o, const std::vector<RankTrace> &tr,
                      std::vector<Candidate> &cands, std::vector<std::string> &notes,
                      std::string &err);
-
-// "layout.ctx=C layout.src=S layout.tag=T " when the traces declare a layout, else "": in
-// front of every vmatch engine's spec (a trace holds values that fit its layout's widths).
-std::string layout_keys(const RunShape &shape);
-
-// Whether profile files name the program that recorded them (profile.program, issue 27): a
-// process then refuses a profile another program wrote unless its spec says
-// profile.program=any.
-bool knows_program_key();
 
 // Whether a spec's policy reads a profile (pnp-static, cluster) and names none itself.
 bool needs_profile(const std::string &spec);
@@ -98,8 +87,7 @@ std::string profile_path(const std::string &pattern, int64_t rank);
 bool check_pattern(const std::string &pattern, size_t ranks, std::string &why);
 
 // Record every rank's profile (into --profiles' pattern, or temporary files).  False with err.
-bool record_profiles(const Options &o, const RunShape &shape, std::vector<RankTrace> &tr,
-                     std::string &err);
+bool record_profiles(const Options &o, std::vector<RankTrace> &tr, std::string &err);
 // Remove the temporary profiles, free the traces and their preparations.
 void release(std::vector<RankTrace> &tr);
 

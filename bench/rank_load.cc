@@ -15,53 +15,6 @@ using vmr::fmt;
 namespace
 {
 
-// ---- what a trace declares beyond operations ----
-// The `layout`, `rank` and `end` lines of issue 27 (docs/workloads.md, "Traces") reach
-// vm_trace_t as fields.  These read them when this build's trace.h has the fields, and say
-// "not declared" otherwise, so that the tool builds on either side of that change.
-
-template <class T>
-auto trace_layout(const T &t, vmb::Layout &l, int) -> decltype((void)t.has_layout, bool())
-{
-    if (!t.has_layout)
-        return false;
-    l.ctx_bits = t.ctx_bits;
-    l.src_bits = t.src_bits;
-    l.tag_bits = t.tag_bits;
-    return true;
-}
-template <class T> bool trace_layout(const T &, vmb::Layout &, long)
-{
-    return false;
-}
-
-template <class T> auto trace_rank(const T &t, int) -> decltype((void)t.rank, int64_t())
-{
-    return (int64_t)t.rank;
-}
-template <class T> int64_t trace_rank(const T &, long)
-{
-    return -1;
-}
-
-template <class T> auto trace_ended(const T &t, int) -> decltype((void)t.ended, int())
-{
-    return t.ended ? 1 : 0;
-}
-template <class T> int trace_ended(const T &, long)
-{
-    return -1;
-}
-
-template <class T> auto trace_cut(const T &t, int) -> decltype((void)t.cut, uint64_t())
-{
-    return (uint64_t)t.cut;
-}
-template <class T> uint64_t trace_cut(const T &, long)
-{
-    return 0;
-}
-
 std::string layout_text(const vmb::Layout &l)
 {
     return fmt("%u/%u/%u", l.ctx_bits, l.src_bits, l.tag_bits);
@@ -90,8 +43,11 @@ bool agree(std::vector<RankTrace> &tr, RunShape &shape, std::string &err)
 {
     const RankTrace *np_by = nullptr, *lay_by = nullptr;
     for (RankTrace &r : tr) {
-        vmb::Layout l;
-        if (trace_layout(r.t, l, 0)) {
+        if (r.t.has_layout) {
+            vmb::Layout l;
+            l.ctx_bits = r.t.ctx_bits;
+            l.src_bits = r.t.src_bits;
+            l.tag_bits = r.t.tag_bits;
             if (lay_by && layout_text(l) != layout_text(shape.layout)) {
                 err = fmt("the traces disagree on the layout: %s says %s (ctx/src/tag bits), "
                           "%s says %s: they are not of one run",
@@ -197,14 +153,6 @@ const std::vector<vmr::SectionSpec> kPeers = {
 
 } // namespace
 
-std::string layout_keys(const RunShape &shape)
-{
-    if (!shape.layout_declared)
-        return "";
-    return fmt("layout.ctx=%u layout.src=%u layout.tag=%u ", shape.layout.ctx_bits,
-               shape.layout.src_bits, shape.layout.tag_bits);
-}
-
 bool load_traces(const Options &o, std::vector<RankTrace> &tr, RunShape &shape,
                  std::vector<std::string> &notes, std::string &err)
 {
@@ -223,12 +171,8 @@ bool load_traces(const Options &o, std::vector<RankTrace> &tr, RunShape &shape,
             err = r.path + ": the trace has no operations (a header alone): nothing to rank";
             return false;
         }
-        r.rank = trace_rank(r.t, 0);
-        r.rank_declared = r.rank >= 0;
-        if (!r.rank_declared)
-            r.rank = (int64_t)i;
-        r.ended = trace_ended(r.t, 0);
-        r.cut = trace_cut(r.t, 0);
+        r.rank_declared = r.t.rank >= 0;
+        r.rank = r.rank_declared ? r.t.rank : (int64_t)i;
     }
     if (!agree(tr, shape, err) || !check_ranks(tr, shape, err))
         return false;
@@ -246,28 +190,38 @@ bool load_traces(const Options &o, std::vector<RankTrace> &tr, RunShape &shape,
     for (RankTrace &r : tr) {
         char e[1024];
         bool had = r.t.nprocs != 0;
+        // Every trace gets the run's nprocs and layout, so that vm_wl_engine_spec makes each
+        // rank's engines in the run's shape (a trace without the lines is of the same run).
         r.t.nprocs = shape.nprocs;
+        if (shape.layout_declared) {
+            r.t.has_layout = 1;
+            r.t.ctx_bits = shape.layout.ctx_bits;
+            r.t.src_bits = shape.layout.src_bits;
+            r.t.tag_bits = shape.layout.tag_bits;
+        }
         if (!had && vm_trace_check(&r.t, e, sizeof e) < 0) {
             err = r.path + ": with the run's nprocs " + std::to_string(shape.nprocs) + ": " + e;
             return false;
         }
-        if (r.cut)
+        if (r.t.cut)
             notes.push_back(fmt("%s: the recording stopped at its cap (trace.cap): %llu "
                                 "operations were not recorded; the ranking covers the %zu "
                                 "recorded ones",
-                                who(r).c_str(), (unsigned long long)r.cut, r.t.n));
-        else if (r.ended == 0)
+                                who(r).c_str(), (unsigned long long)r.t.cut, r.t.n));
+        else if (!r.t.ended)
             notes.push_back(r.path + ": no `end` line: the trace may have been cut short "
                                      "(traces the library writes end with one)");
     }
-    return true;
-}
-
-bool knows_program_key()
-{
+    // The layout is the recording engine's, which vmatch took; a hand-made one may not be.
+    char buf[256];
     vmatch_engine_t *e = nullptr;
-    if (vmatch_create("policy=single profile.program=any", &e) < 0)
+    int rc = vmatch_create(vm_wl_engine_spec(&tr[0].t, "", buf, sizeof buf), &e);
+    if (rc < 0) {
+        err = fmt("the traces' layout %s (ctx/src/tag bits) with nprocs %u: %s (%s)",
+                  layout_text(shape.layout).c_str(), shape.nprocs, vmatch_strerror(rc),
+                  vmatch_last_error());
         return false;
+    }
     vmatch_destroy(e);
     return true;
 }
@@ -314,14 +268,16 @@ bool check_pattern(const std::string &pattern, size_t ranks, std::string &why)
     return true;
 }
 
-bool make_candidates(const Options &o, const RunShape &shape, const std::vector<RankTrace> &tr,
+bool make_candidates(const Options &o, const std::vector<RankTrace> &tr,
                      std::vector<Candidate> &cands, std::vector<std::string> &notes,
                      std::string &err)
 {
-    std::string lay = layout_keys(shape), why;
-    // hash-inl: the default engine through vmatch_inline.h, in the run's layout.
-    if (!vmr::set_inline_spec(lay, why)) {
-        err = "the traces' layout (" + lay + "): " + why;
+    // Every engine is made with vm_wl_engine_spec, which puts the run's nprocs and layout
+    // (load_traces gave them to every trace) in front of its spec: hash-inl is the default
+    // engine, with nothing of its own.
+    std::string why;
+    if (!vmr::set_inline_spec("", why)) {
+        err = "the default engine: " + why;
         return false;
     }
     for (const vmr::Engine &en : vmr::section_engines("ranking", kDesigns, notes)) {
@@ -329,8 +285,6 @@ bool make_candidates(const Options &o, const RunShape &shape, const std::vector<
         c.en = en;
         c.design = en.inl ? vmr::kHashSpec : en.spec;
         c.dflt = en.inl || en.spec == vmr::kHashSpec; // hash-inl is the default engine too
-        if (!en.inl)
-            c.en.spec = lay + en.spec;
         cands.push_back(c);
     }
     std::string def, hash;
@@ -355,9 +309,9 @@ bool make_candidates(const Options &o, const RunShape &shape, const std::vector<
                     own += (own.empty() ? "" : " ") + w;
         }
         // Profiles of the application's run name it, not vmatch_rank, as their program.
-        if (!c.user_prof.empty() && knows_program_key())
+        if (!c.user_prof.empty())
             own += " profile.program=any";
-        c.en.spec = lay + own;
+        c.en.spec = own;
         std::string probe = c.en.spec;
         if (c.en.profiled)
             probe +=

@@ -156,12 +156,13 @@ std::unique_ptr<vmr::Instance> instance(const Candidate &c, const RunShape &shap
     return in;
 }
 
-// A recorder of profiles (any policy records the same counts), in the run's shape.
-vmr::Engine recorder(const RunShape &shape)
+// A recorder of profiles (any policy records the same counts); make_instance gives it the
+// run's shape from the trace.
+vmr::Engine recorder()
 {
     vmr::Engine rec;
     rec.label = "recorder";
-    rec.spec = layout_keys(shape) + vmr::kRecorderSpec;
+    rec.spec = vmr::kRecorderSpec;
     return rec;
 }
 
@@ -249,9 +250,9 @@ bool check(Candidate &c, const RunShape &shape, std::vector<RankTrace> &tr,
 }
 
 // Replay r on a recorder and save its profile into r.profile; false with why.
-bool record(const RunShape &shape, RankTrace &r, std::vector<uint32_t> &out, std::string &why)
+bool record(RankTrace &r, std::vector<uint32_t> &out, std::string &why)
 {
-    std::unique_ptr<vmr::Instance> in = vmr::make_instance(recorder(shape), r.t, why);
+    std::unique_ptr<vmr::Instance> in = vmr::make_instance(recorder(), r.t, why);
     if (!in)
         return false;
     char e[512];
@@ -293,7 +294,7 @@ bool prepare_traces(const RunShape &shape, std::vector<RankTrace> &tr, std::stri
         }
         vm_wl_analyze(&r.t, r.want.data(), &r.ref);
         std::string why;
-        std::unique_ptr<vmr::Instance> in = vmr::make_instance(recorder(shape), r.t, why);
+        std::unique_ptr<vmr::Instance> in = vmr::make_instance(recorder(), r.t, why);
         if (!in) {
             err = r.path + ": " + vmr::kRecorderSpec + ": " + why;
             return false;
@@ -307,15 +308,14 @@ bool prepare_traces(const RunShape &shape, std::vector<RankTrace> &tr, std::stri
     return true;
 }
 
-bool record_profiles(const Options &o, const RunShape &shape, std::vector<RankTrace> &tr,
-                     std::string &err)
+bool record_profiles(const Options &o, std::vector<RankTrace> &tr, std::string &err)
 {
     std::vector<uint32_t> out;
     for (RankTrace &r : tr) {
         std::string why;
         r.temp_profile = o.profiles.empty();
         r.profile = r.temp_profile ? temp_file(why) : profile_path(o.profiles, r.rank);
-        if (r.profile.empty() || !record(shape, r, out, why)) {
+        if (r.profile.empty() || !record(r, out, why)) {
             err = r.path + ": recording its profile" +
                   (r.profile.empty() ? "" : " into " + r.profile) + ": " + why;
             return false;

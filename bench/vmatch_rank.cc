@@ -1,7 +1,8 @@
 // vmatch_rank.cc -- which matching design suits my application?  vmatch_rank replays the
-// traces of one run (one per rank, recorded by the MPICH and UCX ports with trace.out, or
-// written by vmatch-replay --gen) on every vmatch design and on the peers' designs, ranks
-// them by time and prints the spec to give the port.
+// traces of one run (one per rank, recorded by the MPICH and UCX ports with
+// MPIR_CVAR_CH4_VMATCH_TRACE_OUT / UCX_VMATCH_TRACE_OUT, or written by vmatch-replay --gen)
+// on every vmatch design and on the peers' designs, ranks them by time and prints the spec
+// to give the port.
 //
 //   vmatch_rank TRACE... [--reps N] [--min-ms MS] [--budget S] [--spec SPEC]...
 //               [--profiles PATTERN] [--port mpich|ucx]
@@ -44,10 +45,11 @@ void usage(FILE *f)
         "Ranks vmatch's matching designs on the traces of one run (one file per rank) and\n"
         "prints the spec to give the MPI library's port.\n"
         "  TRACE         a trace file (docs/workloads.md, \"Traces\"): recorded by a port\n"
-        "                (trace.out=PATTERN in its spec) or written by vmatch-replay --gen\n"
-        "                ... --write; all of one run: the same nprocs and layout where they\n"
-        "                declare them, each of another rank (its `rank` line, else its\n"
-        "                position among the TRACE arguments)\n"
+        "                (MPIR_CVAR_CH4_VMATCH_TRACE_OUT=PATTERN under MPICH,\n"
+        "                UCX_VMATCH_TRACE_OUT=PATTERN under Open MPI over UCX; %%r: the rank)\n"
+        "                or written by vmatch-replay --gen ... --write; all of one run: the\n"
+        "                same nprocs and layout where they declare them, each of another\n"
+        "                rank (its `rank` line, else its position among the TRACE arguments)\n"
         "  --reps N      timed repetitions, all candidates interleaved (default 7)\n"
         "  --min-ms MS   time at least MS of CPU per rank and repetition, replaying again\n"
         "                (default 5; 0: one replay)\n"
@@ -74,8 +76,9 @@ void usage(FILE *f)
         "within each repetition, the slowest rank, entries inspected per search, bytes at\n"
         "the peak (largest rank) and whether every match equals the reference model's\n"
         "(WRONG: never ranked); then the fastest design and the spec to use (design keys\n"
-        "only: the ports set layout, nprocs and rank), or the default when it is within the\n"
-        "spread of the fastest.\n"
+        "only: MPICH sets layout, nprocs and rank; UCX's line adds layout=ompi-ucx\n"
+        "nprocs=N for a source-aware design on traces of Open MPI's layout, 20 20 24), or\n"
+        "the default when it is within the spread of the fastest.\n"
         "Exit status: 0 ranked; 1 bad usage or input (an unreadable, malformed or empty\n"
         "trace, traces of different runs or of one rank, a --spec vmatch refuses, a\n"
         "--profiles pattern that cannot be used or written); 2 ranked, but a candidate\n"
@@ -317,8 +320,10 @@ std::string spec_to_use(const Options &o, const Candidate &c)
         return c.design;
     if (!c.user_prof.empty())
         return c.design + " profile=" + absolute(c.user_prof);
+    // Profiles vmatch_rank wrote name it as their program: the application takes them with
+    // profile.program=any.
     return c.design + " profile=" + (o.profiles.empty() ? "PATTERN" : absolute(o.profiles)) +
-           (knows_program_key() && !o.profiles.empty() ? " profile.program=any" : "");
+           (o.profiles.empty() ? "" : " profile.program=any");
 }
 
 // The policy of a spec's words (the last policy=), or "".
@@ -362,25 +367,44 @@ void print_verdict(const Options &o, const RunShape &shape, const std::vector<Ca
         printf("the default (%s, %s) takes %.2fx the fastest's time ±%.0f%%\n",
                d->en.label.c_str(), d->design.c_str(), m, sp);
     }
-    std::string spec = spec_to_use(o, *use);
+    std::string spec = spec_to_use(o, *use), pol = policy_of(use->design);
+    // Under UCX the tags are opaque: a policy that reads the MPI source from them needs the
+    // MPI library's layout and nprocs in UCX_VMATCH_SPEC, which the patched UCX refuses
+    // such a policy without (docs/ucx.md).  Traces of Open MPI's pml/ucx packing (what the
+    // UCX port records under Open MPI) name that layout; MPICH sets both itself.
+    bool src_aware = pol != "" && pol != "hash" && pol != "single";
+    bool ompi_ucx = src_aware && shape.layout_declared && shape.layout.ctx_bits == 20 &&
+                    shape.layout.src_bits == 20 && shape.layout.tag_bits == 24;
+    std::string ucx_spec =
+        spec + (ompi_ucx ? fmt(" layout=ompi-ucx nprocs=%u", shape.nprocs) : "");
     printf("the spec to use:\n");
     if (o.mpich)
         printf("  MPIR_CVAR_CH4_VMATCH_SPEC=\"%s\"\n", spec.c_str());
     if (o.ucx)
-        printf("  UCX_VMATCH_SPEC=\"%s\"\n", spec.c_str());
-    if (use->en.profiled && o.profiles.empty() && use->user_prof.empty())
+        printf("  UCX_VMATCH_SPEC=\"%s\"\n", ucx_spec.c_str());
+    if (use->en.profiled && o.profiles.empty() && use->user_prof.empty()) {
+        std::string vars = o.mpich && o.ucx
+                               ? "MPIR_CVAR_CH4_VMATCH_PROFILE_OUT=PATTERN (MPICH) "
+                                 "or\nUCX_VMATCH_PROFILE_OUT=PATTERN (Open MPI over "
+                                 "UCX)"
+                           : o.mpich ? "MPIR_CVAR_CH4_VMATCH_PROFILE_OUT=PATTERN"
+                                     : "UCX_VMATCH_PROFILE_OUT=PATTERN";
         printf("%s reads a profile of each rank: record them with vmatch_rank ... --profiles "
                "PATTERN (each\nrank's profile written from its trace; %%r: the rank), or in a "
-               "run of the application\nwith profile.out=PATTERN in the port's spec; PATTERN "
-               "then goes into profile= above\n",
-               use->en.label.c_str());
-    std::string pol = policy_of(use->design);
-    if (o.ucx && pol != "" && pol != "hash" && pol != "single")
+               "run of the application\nwith %s; PATTERN then goes into profile= above\n",
+               use->en.label.c_str(), vars.c_str());
+    }
+    if (o.ucx && ompi_ucx && !shape.nprocs_declared)
+        printf("nprocs=%u in UCX_VMATCH_SPEC is the traces' largest source or rank + 1 (no "
+               "trace declares\nnprocs): give the job's process count\n",
+               shape.nprocs);
+    else if (o.ucx && src_aware && !ompi_ucx)
         printf("under UCX, policy=%s reads the MPI source from the tag: the patched UCX also "
                "needs\nthe MPI library's layout (layout=ompi-ucx under Open MPI, "
                "layout=mpich-ucx under MPICH\nch4:ucx) and nprocs=%u in UCX_VMATCH_SPEC "
-               "(docs/ucx.md), unless the port sets them\n",
-               pol.c_str(), shape.nprocs);
+               "(docs/ucx.md); the traces' layout, %u/%u/%u,\nis not Open MPI's (20/20/24)\n",
+               pol.c_str(), shape.nprocs, shape.layout.ctx_bits, shape.layout.src_bits,
+               shape.layout.tag_bits);
 }
 
 } // namespace
@@ -408,8 +432,7 @@ int main(int argc, char **argv)
     std::vector<std::string> notes;
     RunShape shape;
     bool ok = load_traces(o, tr, shape, notes, why) && prepare_traces(shape, tr, why) &&
-              record_profiles(o, shape, tr, why) &&
-              make_candidates(o, shape, tr, cands, notes, why);
+              record_profiles(o, tr, why) && make_candidates(o, tr, cands, notes, why);
     if (!ok) {
         fprintf(stderr, "vmatch_rank: %s\n", why.c_str());
         release(tr);
