@@ -63,6 +63,7 @@ struct Options {
     double budget_s = 20; // a candidate whose replays of a repetition take longer: no more
     std::string profiles; // --profiles PATTERN ("": temporary files)
     bool mpich = true, ucx = true; // --port
+    std::string designs;           // --designs L1,L2: only these library designs ("": all)
 };
 
 // Read the traces (exit status 1 on failure, with the message in err): every file must be a

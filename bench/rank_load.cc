@@ -280,7 +280,16 @@ bool make_candidates(const Options &o, const std::vector<RankTrace> &tr,
         err = "the default engine: " + why;
         return false;
     }
-    for (const vmr::Engine &en : vmr::section_engines("ranking", kDesigns, notes)) {
+    std::vector<vmr::SectionSpec> designs;
+    for (const vmr::SectionSpec &d : kDesigns)
+        if (o.designs.empty() ||
+            ("," + o.designs + ",").find("," + std::string(d.label) + ",") != std::string::npos)
+            designs.push_back(d);
+    if (designs.empty()) {
+        err = "--designs '" + o.designs + "' names none of the library designs";
+        return false;
+    }
+    for (const vmr::Engine &en : vmr::section_engines("ranking", designs, notes)) {
         Candidate c;
         c.en = en;
         c.design = en.inl ? vmr::kHashSpec : en.spec;

@@ -65,6 +65,8 @@ void usage(FILE *f)
         "                them, and the spec to use names profile=PATTERN\n"
         "  --port mpich|ucx  print the spec as MPIR_CVAR_CH4_VMATCH_SPEC (MPICH) or\n"
         "                UCX_VMATCH_SPEC (UCX) only (default: both)\n"
+        "  --designs L1,L2  only these library designs (labels below; the peers and each\n"
+        "                --spec stay)\n"
         "Candidates: the library designs hash (policy=hash storage=llv, the default engine),\n"
         "hash-inl (the same through vmatch_inline.h, as the ports call it), single over ll,\n"
         "lla and llv, pnp, pnp-static and cluster (profiled), unified, each --spec; the "
@@ -124,6 +126,8 @@ bool parse_args(int argc, char **argv, Options &o, bool &help, std::string &why)
             o.specs.push_back(val);
         } else if (a == "--profiles") {
             o.profiles = val;
+        } else if (a == "--designs") {
+            o.designs = val;
         } else if (a == "--port" && (!strcmp(val, "mpich") || !strcmp(val, "ucx"))) {
             o.mpich = !strcmp(val, "mpich");
             o.ucx = !o.mpich;
