@@ -5,18 +5,15 @@
  * next to FILE.png so that it can be redrawn by hand.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "cluster.h"
+#include "clusters.h"
 #include "plot.h"
 #include "profile.h"
 #include "vmatch.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { LIST_SOURCES = 8 }; /* sources named per cluster; the rest are counted */
 
 static const char usage_text[] =
     "usage: vmatch-cluster PROFILE --algo heuristic|kmeans [--k K] [--cap C] [--nprocs N]\n"
@@ -43,94 +40,12 @@ static int fail(int code, const char *fmt, ...)
 
 typedef struct opts {
     const char *profile, *png;
-    int algo;
-    uint32_t k, cap, nprocs;
+    cl_opts_t cl; /* the cluster.* keys and nprocs */
 } opts_t;
-
-/* One side's clustering: keys (index into the profile), counts and clusters. */
-typedef struct side {
-    const char *name;
-    size_t n;
-    size_t *idx;
-    uint64_t *counts;
-    uint32_t *cl, ncl, nctx;
-    uint64_t pop;
-} side_t;
-
-static int cluster_side(const opts_t *o, const vm_profile_t *p, int which, side_t *s)
-{
-    vm_mem_t mem = {.numa = VM_NUMA_OFF, .fail_after = -1};
-    s->name = which == VM_PRQ ? "PRQ" : "UMQ";
-    s->idx = malloc((p->n ? p->n : 1) * sizeof *s->idx);
-    s->counts = malloc((p->n ? p->n : 1) * sizeof *s->counts);
-    s->cl = malloc((p->n ? p->n : 1) * sizeof *s->cl);
-    if (!s->idx || !s->counts || !s->cl)
-        return fail(EXIT_ERROR, "out of memory");
-    for (size_t i = 0; i < p->n; i++) {
-        uint64_t c = which == VM_PRQ ? p->entries[i].prq : p->entries[i].umq;
-        if (!c)
-            continue;
-        if (!s->n || p->entries[s->idx[s->n - 1]].ctx != p->entries[i].ctx)
-            s->nctx++;
-        s->idx[s->n] = i;
-        s->counts[s->n++] = c;
-    }
-    s->pop = (uint64_t)o->nprocs * s->nctx;
-    double mean, var;
-    vm_kmeans_info_t info;
-    int rc = o->algo == VM_CLUSTER_KMEANS
-                 ? vm_cluster_kmeans(&mem, s->counts, s->n, s->pop, o->k, s->cl, &s->ncl, &info)
-                 : vm_cluster_heuristic_capped(&mem, s->counts, s->n, s->pop, o->cap, s->cl,
-                                               &s->ncl, &mean, &var);
-    if (rc < 0)
-        return fail(EXIT_ERROR, "out of memory");
-    printf("%s: %zu sources with insertions, population %llu (nprocs %u x %u context(s)); ",
-           s->name, s->n, (unsigned long long)s->pop, o->nprocs, s->nctx);
-    if (o->algo == VM_CLUSTER_KMEANS)
-        printf("kmeans k=%u: %u cluster(s), %u iteration(s)%s, SSE %.6g\n", o->k, s->ncl,
-               info.iters, info.converged ? "" : " (not converged)", info.sse);
-    else
-        printf("heuristic: E = %.6g, SD = %.6g, E + SD = %.6g, cap %u: %u cluster(s)\n", mean,
-               sqrt(var), mean + sqrt(var), o->cap, s->ncl);
-    return 0;
-}
-
-/* The table of one side's clusters. */
-static void print_side(const vm_profile_t *p, const side_t *s)
-{
-    uint64_t all = 0;
-    for (size_t i = 0; i < s->n; i++)
-        all += s->counts[i];
-    printf("%8s %8s %12s %7s  %s\n", "cluster", "sources", "insertions", "share",
-           "sources (context:rank)");
-    for (uint32_t c = 0; c < s->ncl; c++) {
-        uint64_t srcs = 0, traffic = 0;
-        for (size_t i = 0; i < s->n; i++)
-            if (s->cl[i] == c) {
-                srcs++;
-                traffic += s->counts[i];
-            }
-        uint64_t absent = c == 0 ? s->pop - s->n : 0;
-        printf("%8u %8llu %12llu %6.1f%% ", c, (unsigned long long)(srcs + absent),
-               (unsigned long long)traffic, all ? 100.0 * (double)traffic / (double)all : 0.0);
-        unsigned listed = 0;
-        for (size_t i = 0; i < s->n && listed < LIST_SOURCES; i++)
-            if (s->cl[i] == c) {
-                const vm_profile_entry_t *e = &p->entries[s->idx[i]];
-                printf(" %u:%u", e->ctx, e->src);
-                listed++;
-            }
-        if (srcs > listed)
-            printf(" and %llu more", (unsigned long long)(srcs - listed));
-        if (absent)
-            printf("%s%llu not in the profile", srcs ? ", " : " ", (unsigned long long)absent);
-        printf("\n");
-    }
-}
 
 /* Draw both sides into png: each profiled source's count against its place in the
  * population (context index x nprocs + rank), coloured by cluster. */
-static int draw(const opts_t *o, const vm_profile_t *p, const side_t *sides)
+static int draw(const opts_t *o, const vm_profile_t *p, const cl_side_t *sides)
 {
     char dat[4096], gp[4096];
     int len = (int)strlen(o->png);
@@ -145,14 +60,14 @@ static int draw(const opts_t *o, const vm_profile_t *p, const side_t *sides)
     if (!f)
         return fail(EXIT_ERROR, "cannot write %s", dat);
     for (int w = 0; w < 2; w++) {
-        const side_t *s = &sides[w];
+        const cl_side_t *s = &sides[w];
         fprintf(f, "# %s: place insertions cluster\n", s->name);
         uint32_t ci = 0;
         for (size_t i = 0; i < s->n; i++) {
             const vm_profile_entry_t *e = &p->entries[s->idx[i]];
             if (i && p->entries[s->idx[i - 1]].ctx != e->ctx)
                 ci++;
-            fprintf(f, "%llu %llu %u\n", (unsigned long long)ci * o->nprocs + e->src,
+            fprintf(f, "%llu %llu %u\n", (unsigned long long)ci * o->cl.nprocs + e->src,
                     (unsigned long long)s->counts[i], s->cl[i]);
         }
         fprintf(f, "\n\n"); /* a gnuplot data block per side */
@@ -162,7 +77,7 @@ static int draw(const opts_t *o, const vm_profile_t *p, const side_t *sides)
     FILE *g = fopen(gp, "w");
     if (!g)
         return fail(EXIT_ERROR, "cannot write %s", gp);
-    const char *algo = vm_cluster_algo_words[o->algo];
+    const char *algo = vm_cluster_algo_words[o->cl.algo];
     fprintf(g,
             "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
             "    set terminal pngcairo size 1000,800\n} else {\n"
@@ -199,16 +114,16 @@ static int64_t number(const char *s, uint64_t lo, uint64_t hi)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.algo = -1, .k = 16, .cap = 2}; /* the engine's defaults */
+    *o = (opts_t){.cl = {.algo = -1, .k = 16, .cap = 2}}; /* the engine's defaults */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t x;
         if (strcmp(a, "--algo") == 0) {
-            o->algo = !v                            ? -2
-                      : strcmp(v, "heuristic") == 0 ? VM_CLUSTER_HEURISTIC
-                      : strcmp(v, "kmeans") == 0    ? VM_CLUSTER_KMEANS
-                                                    : -2;
-            if (o->algo == -2)
+            o->cl.algo = !v                            ? -2
+                         : strcmp(v, "heuristic") == 0 ? VM_CLUSTER_HEURISTIC
+                         : strcmp(v, "kmeans") == 0    ? VM_CLUSTER_KMEANS
+                                                       : -2;
+            if (o->cl.algo == -2)
                 return fail(EXIT_ERROR, "bad value for --algo: %s (heuristic or kmeans)",
                             v ? v : "none");
             i++;
@@ -216,17 +131,17 @@ static int parse(int argc, char **argv, opts_t *o)
             if ((x = number(v, 1, VM_CLUSTER_MAX_K)) < 0)
                 return fail(EXIT_ERROR, "bad value for --k: %s (1 to %d)", v ? v : "none",
                             VM_CLUSTER_MAX_K);
-            o->k = (uint32_t)x;
+            o->cl.k = (uint32_t)x;
             i++;
         } else if (strcmp(a, "--cap") == 0) {
             if ((x = number(v, 0, 1024)) < 0)
                 return fail(EXIT_ERROR, "bad value for --cap: %s (0 to 1024)", v ? v : "none");
-            o->cap = (uint32_t)x;
+            o->cl.cap = (uint32_t)x;
             i++;
         } else if (strcmp(a, "--nprocs") == 0) {
             if ((x = number(v, 1, 1u << 30)) < 0)
                 return fail(EXIT_ERROR, "bad value for --nprocs: %s", v ? v : "none");
-            o->nprocs = (uint32_t)x;
+            o->cl.nprocs = (uint32_t)x;
             i++;
         } else if (strcmp(a, "--png") == 0) {
             if (!v)
@@ -243,7 +158,7 @@ static int parse(int argc, char **argv, opts_t *o)
     }
     if (!o->profile)
         return fail(EXIT_ERROR, "no PROFILE (--help for usage)");
-    if (o->algo < 0)
+    if (o->cl.algo < 0)
         return fail(EXIT_ERROR, "--algo heuristic|kmeans is required");
     return 0;
 }
@@ -262,37 +177,37 @@ int main(int argc, char **argv)
     vm_profile_t p;
     if (vm_profile_load(o.profile, &p) < 0)
         return fail(EXIT_ERROR, "%s", vmatch_last_error());
-    if (o.nprocs && p.nprocs && o.nprocs != p.nprocs)
-        rc = fail(EXIT_ERROR, "--nprocs %u differs from the profile's nprocs %u", o.nprocs,
+    if (o.cl.nprocs && p.nprocs && o.cl.nprocs != p.nprocs)
+        rc = fail(EXIT_ERROR, "--nprocs %u differs from the profile's nprocs %u", o.cl.nprocs,
                   p.nprocs);
-    else if (!o.nprocs && !p.nprocs)
+    else if (!o.cl.nprocs && !p.nprocs)
         rc = fail(EXIT_NPROCS, "%s has no nprocs: give --nprocs N", o.profile);
-    if (!o.nprocs)
-        o.nprocs = p.nprocs;
+    if (!o.cl.nprocs)
+        o.cl.nprocs = p.nprocs;
     for (size_t i = 0; !rc && i < p.n; i++)
-        if (p.entries[i].src >= o.nprocs)
+        if (p.entries[i].src >= o.cl.nprocs)
             rc = fail(EXIT_ERROR, "%s: source %u but nprocs is %u", o.profile, p.entries[i].src,
-                      o.nprocs);
-    side_t sides[2] = {{0}};
+                      o.cl.nprocs);
+    cl_side_t sides[2] = {{0}};
     if (!rc)
         printf("profile %s: layout %u/%u/%u, nprocs %u, %zu (context, source) entries\n",
-               o.profile, p.ctx_bits, p.src_bits, p.tag_bits, o.nprocs, p.n);
+               o.profile, p.ctx_bits, p.src_bits, p.tag_bits, o.cl.nprocs, p.n);
     for (int w = 0; w < 2 && !rc; w++) {
         if (w)
             printf("\n");
-        rc = cluster_side(&o, &p, w, &sides[w]);
-        if (!rc)
-            print_side(&p, &sides[w]);
+        if (cl_side_make(&o.cl, &p, w, &sides[w]) < 0)
+            rc = fail(EXIT_ERROR, "out of memory");
+        if (!rc) {
+            cl_side_print_head(&o.cl, &sides[w]);
+            cl_side_print(&p, &sides[w]);
+        }
     }
     if (!rc && o.png) {
         printf("\n");
         rc = draw(&o, &p, sides);
     }
-    for (int w = 0; w < 2; w++) {
-        free(sides[w].idx);
-        free(sides[w].counts);
-        free(sides[w].cl);
-    }
+    for (int w = 0; w < 2; w++)
+        cl_side_free(&sides[w]);
     vm_profile_free(&p);
     return rc;
 }
