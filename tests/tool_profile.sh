@@ -10,7 +10,7 @@ sum() { awk '!/^#/ { s += $3 } END { print s + 0 }' "$1"; }
 
 # ---- usage ----
 "$tool" --help >help.txt
-has help.txt "usage: vmatch-profile show FILE [--top N] [--nprocs N] [--alpha A] [--cap C]"
+has help.txt "       vmatch-profile show PROFILE [--top N] [--nprocs N] [--alpha A] [--cap C]"
 expect_fail 1 "no command" "$tool"
 expect_fail 1 "unknown command frob" "$tool" frob
 expect_fail 1 "show does not take --bins" "$tool" show x.prof --bins 3
