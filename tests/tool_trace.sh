@@ -151,6 +151,37 @@ expect_fail 3 "gnuplot not found" env PATH=/nonexistent "$tool" all g0.trace m.t
     fail "nogp: not 9 .dat and .gp files: $(ls nogp)"
 cmp -s nogp/summary.txt s2.txt || fail "nogp/summary.txt is not the summary"
 
+# ---- what a recording adds: the layout, the rank, the trailer's cut ----
+awk '{ print } /^nprocs 64$/ { print "layout 8 8 16"; print "rank 5" }' g0.trace |
+    sed 's/^end 1008$/end 1008 cut 77/' >g5.trace
+"$tool" summary g5.trace >s5.txt
+has s5.txt "rank 5 (g5.trace)"
+has s5.txt "  layout: ctx 8, src 8, tag 16 bits"
+has s5.txt "  cut: the recording stopped at trace.cap; 77 more operations were not recorded, and the figures below leave them out"
+# The same figures as g0.trace but the default engine's entries (another layout hashes
+# otherwise).
+sed -n '/^  operations/,$p' s0.txt | sed 's/, default engine .*//' >s0.fig
+sed -n '/^  operations/,$p' s5.txt | sed 's/, default engine .*//' >s5.fig
+cmp -s s0.fig s5.fig || fail "g5.trace's figures differ from g0.trace's"
+"$tool" summary g5.trace m.trace >s51.txt
+has s51.txt "  cut: 77 operations were not recorded (trace.cap of 1 trace(s))"
+has s51.txt "  PRQ depth: longest 504 (rank 5), mean $(value "PRQ depth: longest 504 (rank 5), mean" s51.txt)"
+has s51.txt "rank 1 (m.trace; no rank line: its place among the traces)"
+draws "$tool" matrix g5.trace m.trace -o m5.png
+[ "$(awk '!/^#/ && $2 == 5' m5.dat | wc -l)" -eq 63 ] || fail "m5.dat: row 5 has not 63 sources"
+[ "$(awk '!/^#/ && $2 == 1 { s += $3 } END { print s }' m5.dat)" -eq "$n" ] ||
+    fail "m5.dat: row 1 is not m.trace's"
+# all names the files by rank, and the profile it replays carries the trace's layout and rank.
+draws "$tool" all g5.trace m.trace g5.trace -o lr
+for f in r5-depth r5-inspected r5-timeline r5-heatmap r1-depth r5-2-depth; do
+    [ -s lr/$f.dat ] || fail "lr/$f.dat is missing: $(ls lr)"
+done
+has lr/r5.prof "layout 8 8 16"
+has lr/r5.prof "rank 5"
+# An engine given another layout: the first operation that does not fit, by number.
+expect_fail 1 "g5.trace: operation 0 (post): context 0, source 63 or tag 7 does not fit the layout (ctx 8, src 4, tag 16 bits)" \
+    "$tool" inspected g5.trace -o e.png --spec "layout.src=4 nprocs=16"
+
 # ---- bad input: one line naming the file (and line), exit 1 ----
 : >empty.trace
 printf 'vmatch-trace 1\nnprocs 4\n' >hdr.trace
@@ -171,7 +202,11 @@ expect_fail 1 "unknown key 'bogus'" "$tool" inspected g0.trace -o e.png --spec b
 expect_fail 1 "at most 7 --spec" "$tool" inspected g0.trace -o e.png --spec "" --spec "" \
     --spec "" --spec "" --spec "" --spec "" --spec "" --spec ""
 expect_fail 1 "nosuch: neither a file nor a workload" "$tool" timeline nosuch -o e.png
-# A source past the layout's 24 bits.
+# A trace whose own layout line is too narrow for its sources: the reader says where.
+awk '{ print } /^nprocs 64$/ { print "layout 8 4 16" }' g0.trace >g4.trace
+expect_fail 1 "g4.trace:5: context 0, source 63 or tag 7 does not fit the layout 8 4 16" \
+    "$tool" summary g4.trace
+# A source past the default layout's 24 bits.
 printf 'vmatch-trace 1\narrive 0 0 16777216 0 p2p\n' >wide.trace
 expect_fail 1 "wide.trace: operation 0 (arrive): context 0, source 16777216" "$tool" summary wide.trace
 # The header alone is an empty trace: its summary is all zeros.

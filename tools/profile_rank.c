@@ -93,6 +93,16 @@ int rank_load(const char *file, size_t pos, vm_trace_t *t, rank_t *r)
     if (vm_trace_load(t, file, err, sizeof err) < 0)
         return fail(EXIT_ERROR, "%s", err);
     r->nprocs = t->nprocs;
+    if (t->rank >= 0) {
+        r->label = t->rank;
+        r->labelled = 1;
+    }
+    if (t->has_layout) {
+        r->layout[0] = t->ctx_bits;
+        r->layout[1] = t->src_bits;
+        r->layout[2] = t->tag_bits;
+    }
+    r->cut = t->cut;
     return 0;
 }
 
@@ -105,6 +115,7 @@ int rank_add(rank_t *tot, const rank_t *r)
 {
     tot->ops += r->ops;
     tot->cut += r->cut;
+    tot->ncut += r->cut > 0;
     tot->searches += r->searches;
     tot->list += r->list;
     tot->eng += r->eng;
@@ -251,6 +262,7 @@ int rank_scan(const vm_trace_t *t, rank_t *r, const char *const *specs, size_t n
                       .specs = specs,
                       .nspecs = nspecs,
                       .profile_out = profile_out,
+                      .rank = r->labelled ? r->label : -1,
                       .fn = collect,
                       .arg = &c};
     int status = scan_trace("vmatch-profile", &job);

@@ -266,6 +266,7 @@ int cmd_record(const opts_t *o)
                       .specs = &spec,
                       .nspecs = 1,
                       .profile_out = o->out,
+                      .rank = -1,
                       .fn = ignore};
     if (!status)
         status = scan_trace("vmatch-profile", &job);

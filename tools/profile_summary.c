@@ -118,10 +118,13 @@ int summary_rank(FILE *f, const opts_t *o, const rank_t *r, const vm_profile_t *
             r->labelled ? "" : "; no rank line: its place among the traces");
     if (r->nprocs)
         fprintf(f, "  nprocs %u\n", r->nprocs);
+    if (r->layout[0] + r->layout[1] + r->layout[2])
+        fprintf(f, "  layout: ctx %u, src %u, tag %u bits\n", r->layout[0], r->layout[1],
+                r->layout[2]);
     if (r->cut)
         fprintf(f,
-                "  cut: the recording stopped at trace.cap, %llu more operations were "
-                "not recorded\n",
+                "  cut: the recording stopped at trace.cap; %llu more operations were not "
+                "recorded, and the figures below leave them out\n",
                 (unsigned long long)r->cut);
     int status = figures(f, o, r);
     if (!status && prof)
@@ -133,8 +136,8 @@ int summary_totals(FILE *f, const opts_t *o, const rank_t *tot, size_t n)
 {
     fprintf(f, "all %zu ranks\n", n);
     if (tot->cut)
-        fprintf(f, "  cut: %llu operations were not recorded (trace.cap)\n",
-                (unsigned long long)tot->cut);
+        fprintf(f, "  cut: %llu operations were not recorded (trace.cap of %zu trace(s))\n",
+                (unsigned long long)tot->cut, tot->ncut);
     return figures(f, o, tot);
 }
 

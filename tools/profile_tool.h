@@ -111,11 +111,13 @@ src_count_t *srcmap_sorted(const srcmap_t *m, int by_unexpected);
 /* One rank's figures (or the totals over ranks). */
 typedef struct rank {
     const char *file;
-    size_t pos;      /* its place among the traces given */
-    int64_t label;   /* the trace's rank line, else pos */
-    int labelled;    /* label is the rank line's */
-    uint32_t nprocs; /* the trace's nprocs line, 0 when none */
-    uint64_t cut;    /* operations the recording left out (the end line's cut) */
+    size_t pos;         /* its place among the traces given */
+    int64_t label;      /* the trace's rank line, else pos */
+    int labelled;       /* label is the rank line's */
+    uint32_t nprocs;    /* the trace's nprocs line, 0 when none */
+    unsigned layout[3]; /* the trace's layout line (ctx, src, tag bits); 0 0 0 when none */
+    uint64_t cut;       /* operations the recording left out (the end line's cut) */
+    size_t ncut;        /* totals: the traces cut */
     uint64_t ops, kind[VM_TRACE_NKINDS];
     uint64_t wild[2][4]; /* receives, probes (both kinds): exact, ANY_SOURCE, ANY_TAG, both */
     uint64_t searches;   /* posts, arrivals, probes and improbes */

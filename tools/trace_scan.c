@@ -103,6 +103,8 @@ static int eng_make(const char *prog, const scan_job_t *job, const char *spec, i
     vm_wl_engine_spec(t, spec, full, len);
     if (record)
         strcat(full, " profile.record=on");
+    if (record && job->rank >= 0) /* the rank the profile names */
+        snprintf(full + strlen(full), len - strlen(full), " rank=%lld", (long long)job->rank);
     int rc = vmatch_create(full, &g->e);
     free(full);
     if (rc < 0)

@@ -43,6 +43,7 @@ typedef struct scan_job {
     const char *const *specs; /* engine specs ("" the library default); at least one */
     size_t nspecs;            /* 1 .. SCAN_MAX_ENGINES */
     const char *profile_out; /* not NULL: engine 0 records (profile.record=on) and saves here */
+    int64_t rank;            /* >= 0: the rank the saved profile names (the spec's rank key) */
     scan_fn *fn;
     void *arg;
 } scan_job_t;
