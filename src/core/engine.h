@@ -1,6 +1,7 @@
-/* engine.h -- the engine's private state, for src/core's engine.c, threads.c and profile.c
- * alone: policies, storages, tools and tests see none of it (they include queue.h,
- * policy.h, module.h, error.h, spec.h, profile.h or hooks.h for what they use). */
+/* engine.h -- the engine's private state, for src/core's engine.c, threads.c, profile.c,
+ * stats.c and record.c alone: policies, storages, tools and tests see none of it (they
+ * include queue.h, policy.h, module.h, error.h, spec.h, profile.h or hooks.h for what they
+ * use). */
 #ifndef VM_ENGINE_H
 #define VM_ENGINE_H
 
