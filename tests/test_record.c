@@ -245,6 +245,28 @@ static void test_cap(void)
     vmatch_destroy(e);
 }
 
+/* A care that covers part of a field (a caller packing with another layout) stops the
+ * recording: the trace could not say what it matches. */
+static void test_partial_care(void)
+{
+    vmatch_engine_t *e;
+    static char tok[4];
+    void *got;
+    REQUIRE(vmatch_create("trace.record=on", &e) == VMATCH_OK);
+    vmatch_bits_t all = ~(vmatch_bits_t)0;
+    CHECK(vmatch_post(e, 1, all, 0, &tok[0], &got) == VMATCH_QUEUED);
+    CHECK(vmatch_post(e, 2, all & ~((vmatch_bits_t)0xf << 24), 0, &tok[1], &got) ==
+          VMATCH_QUEUED); /* 4 of the source field's 24 bits */
+    CHECK(vmatch_arrive(e, 2, 0, &tok[2], &got) == VMATCH_MATCHED && got == &tok[1]);
+    uint64_t ops, dropped;
+    CHECK(vmatch_stat(e, "trace.ops", &ops) == VMATCH_OK && ops == 1);
+    CHECK(vmatch_stat(e, "trace.dropped", &dropped) == VMATCH_OK && dropped == 2);
+    REQUIRE(vmatch_trace_save(e, path_of("partial.trace")) == VMATCH_OK);
+    const char *text = slurp(path_of("partial.trace"));
+    CHECK(text && strstr(text, "care covers part of a field") && strstr(text, "end 1 cut 2"));
+    vmatch_destroy(e);
+}
+
 /* ---- what recording changes: the calls go through the library ---- */
 
 static void test_inline_off(void)
@@ -458,6 +480,7 @@ int main(void)
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
         random_run(specs[i], 0x5eed + i);
     test_cap();
+    test_partial_care();
     test_inline_off();
     test_paths();
     test_profiles();

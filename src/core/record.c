@@ -197,15 +197,21 @@ static void stop(struct vm_rec *r, const char *why)
     r->dropped++;
 }
 
-/* The fields of (bits, care) in the trace's terms: '*' (VM_TRACE_ANY) for a source or tag
- * field whose care lacks any of its bits.  0 when a value does not fit the format. */
+/* The fields of (bits, care) in the trace's terms: '*' (VM_TRACE_ANY) for a source whose
+ * care is clear, or a tag whose care lacks the bits VMATCH_ANY_TAG clears.  0 when a value
+ * does not fit the format, -1 when a care covers part of a field: the engine's layout is
+ * not the one the caller packs with (MPI has no such receive). */
 static int unpack(const vm_packing_t *k, vmatch_bits_t bits, vmatch_bits_t care, uint32_t *ctx,
                   int32_t *src, int32_t *tag)
 {
     uint64_t c = (bits >> k->ctx_shift) & k->ctx_mask, s = (bits >> k->src_shift) & k->src_mask,
              t = (bits >> k->tag_shift) & k->tag_mask;
-    int any_src = ((care >> k->src_shift) & k->src_mask) != k->src_mask;
-    int any_tag = ((care >> k->tag_shift) & k->tag_mask) != k->tag_mask;
+    uint64_t cc = (care >> k->ctx_shift) & k->ctx_mask,
+             cs = (care >> k->src_shift) & k->src_mask,
+             ct = (care >> k->tag_shift) & k->tag_mask;
+    int any_src = cs == 0, any_tag = (ct & (k->tag_wild >> k->tag_shift)) == 0;
+    if (cc != k->ctx_mask || (!any_src && cs != k->src_mask) || (!any_tag && ct != k->tag_mask))
+        return -1;
     if (c > UINT32_MAX || (!any_src && s > VM_TRACE_MAX_FIELD) ||
         (!any_tag && t > VM_TRACE_MAX_FIELD))
         return 0;
@@ -243,8 +249,12 @@ static int put_op(struct vm_rec *r, const vmatch_engine_t *e, int kind, vmatch_b
         stop(r, "the trace reached trace.cap");
         return 0;
     }
-    if (!unpack(&e->packing, bits, care, &ctx, &src, &tag)) {
-        stop(r, "a source or tag beyond 2^31-1, or a context beyond 2^32-1");
+    int fits = unpack(&e->packing, bits, care, &ctx, &src, &tag);
+    if (fits <= 0) {
+        stop(r, fits ? "a receive's care covers part of a field: the spec's layout is not the "
+                       "caller's (Open MPI's pml/ucx packs layout=ompi-ucx, MPICH's ch4/ucx "
+                       "layout=mpich-ucx)"
+                     : "a source or tag beyond 2^31-1, or a context beyond 2^32-1");
         return 0;
     }
     uint16_t c = class_of(r, e, cls);
