@@ -541,8 +541,9 @@ read_specs() {
     fi
 }
 
-# label SPEC: SPEC as a file name part ("default" for the empty spec).
-label() { [ -n "$1" ] && echo "$1" | tr ' =' '_-' || echo default; }
+# label SPEC: SPEC as a file name part ("default" for the empty spec; a path's slashes
+# become underscores).
+label() { [ -n "$1" ] && echo "$1" | tr ' =/' '_-_' || echo default; }
 
 # openmpi_deps: Debian's Open MPI (mpicc, mpirun), for the MPI programs over UCX.
 openmpi_deps() {

@@ -322,7 +322,7 @@ static void test_paths(void)
     snprintf(spec, sizeof spec, "nprocs=8 rank=3 profile.out=%s trace.out=%s", path_of("p.%r"),
              path_of("t.%r"));
     CHECK_EQ(record_one(spec, note, sizeof note), 2);
-    snprintf(want, sizeof want, "profile %s (2 sources)", path_of("p.3"));
+    snprintf(want, sizeof want, "profile %s (2 context-source pairs)", path_of("p.3"));
     CHECK(strstr(note, want) != NULL);
     snprintf(want, sizeof want, "trace %s (2 operations)", path_of("t.3"));
     CHECK(strstr(note, want) != NULL);

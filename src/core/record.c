@@ -556,7 +556,7 @@ int vmatch_save_recordings(const vmatch_engine_t *e, char *note, size_t len)
         if (!e->prof.used) {
             note_put(note, len, "profile: nothing recorded, %s not written", r->profile_out);
         } else if ((rc = vm_profile_write(e, r->profile_out)) == VMATCH_OK) {
-            note_put(note, len, "profile %s (%llu sources)", r->profile_out,
+            note_put(note, len, "profile %s (%llu context-source pairs)", r->profile_out,
                      (unsigned long long)e->prof.used);
             written++;
         } else {

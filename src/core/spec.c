@@ -275,7 +275,7 @@ static const vm_key_t core_keys[] = {
     {"profile.record", VM_KEY_BOOL, CORE(profile_record),
      .help = "count insertions per (context, source) for `vmatch_profile_save`"},
     {"profile", VM_KEY_PATH, CORE(profile),
-     .help = "profile file read by the policies that take one (`%r`: the rank, `%p`: the pid)"},
+     .help = "profile file the static designs read (`%r`: the rank, `%p`: the pid)"},
     {"profile.program", VM_KEY_WORD, CORE(profile_program), .words = program_words,
      .flags = VM_KEY_QUIET, .help = "`check`: refuse a profile of another program"},
     {"profile.out", VM_KEY_PATH, CORE(profile_out),
@@ -287,7 +287,7 @@ static const vm_key_t core_keys[] = {
     {"trace.cap", VM_KEY_UINT, CORE(trace_cap), 1, 1u << 28, .flags = VM_KEY_QUIET,
      .help = "operations a trace keeps; the rest are counted"},
     {"rank", VM_KEY_CUSTOM, CUSTOM(rank),
-     .help = "the rank for `%r` (not set: the launcher's, docs/profiling.md)"},
+     .help = "the rank `%r` stands for (not set: the launcher's)"},
     {"threads", VM_KEY_WORD, CORE(threads), .words = threads_words,
      .help = "who may call: `off` one thread at a time, `mutex` any thread (one lock), "
              "`multi` any thread, arrivals through a lock-free inbox (docs/threads.md)"},
