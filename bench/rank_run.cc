@@ -7,6 +7,7 @@
 
 #include "baseline_ob1.h"
 #include "baseline_ucx.h"
+#include "replay_calls.h"
 #include "replay_inline.h"
 
 extern "C" {
@@ -35,79 +36,6 @@ void set_layout(vm_wl_backend_t &b, const vmb::Layout &l)
     b.tag_bits = l.tag_bits;
 }
 
-// The calls of a replay backend over a baseline (class ids are not theirs).
-struct BaselineCalls {
-    static vmb::Baseline *of(void *self) { return static_cast<vmb::Baseline *>(self); }
-    static int post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
-    {
-        return of(self)->post(bits, care, req, msg);
-    }
-    static int arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
-    {
-        return of(self)->arrive(bits, msg, req);
-    }
-    static int probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
-    {
-        return of(self)->probe(bits, care, remove, msg);
-    }
-    static int cancel(void *self, void *req) { return of(self)->cancel(req); }
-    static int remove(void *self, void *msg) { return of(self)->remove_unexpected(msg); }
-    static void sample(void *self, vm_wl_sample_t *s)
-    {
-        s->inspected = of(self)->inspected();
-        s->bytes = of(self)->bytes();
-        s->queues = of(self)->queues();
-    }
-};
-
-// The calls of a replay backend over the reference model (the correct outcomes).
-struct RefCalls {
-    static ref_model_t *of(void *self) { return static_cast<ref_model_t *>(self); }
-    static int post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
-    {
-        return ref_post(of(self), bits, care, req, msg);
-    }
-    static int arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
-    {
-        return ref_arrive(of(self), bits, msg, req);
-    }
-    static int probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
-    {
-        return ref_probe(of(self), bits, care, remove, msg);
-    }
-    static int cancel(void *self, void *req) { return ref_cancel(of(self), req); }
-    static int remove(void *self, void *msg) { return ref_remove_unexpected(of(self), msg); }
-};
-
-// A peer's design class Q compiled into the replay loop (ob1-inl, ucx-inl), in the run's
-// layout: report_inline.cc's contenders, whose layout is the default one.
-template <class Q> class DesignReplay final : public vmr::InlineReplay
-{
-  public:
-    DesignReplay(const vmb::Layout &l, uint32_t nprocs) : q_(l, nprocs)
-    {
-        vmr::fill_backend<vmb::BackendOf<vmb::QueueCalls<Q>>>(b, &calls_);
-        set_layout(b, l);
-        b.sample = sample;
-    }
-    int run(const vm_wl_prep_t *p, size_t from, size_t to, uint32_t *out, char *err,
-            size_t errlen) override
-    {
-        return vmb::replay_inline(p, calls_, from, to, out, err, errlen);
-    }
-
-  private:
-    static void sample(void *self, vm_wl_sample_t *s)
-    {
-        const Q &q = static_cast<vmb::QueueCalls<Q> *>(self)->q;
-        s->inspected = q.inspected();
-        s->bytes = q.bytes();
-        s->queues = q.queues();
-    }
-    Q q_;
-    vmb::QueueCalls<Q> calls_{q_};
-};
-
 // Whether candidate c replays the plain preparation (class 0 everywhere): the peers.
 bool plain(const Candidate &c)
 {
@@ -122,16 +50,16 @@ std::unique_ptr<vmr::Instance> instance(const Candidate &c, const RunShape &shap
     if (c.en.base) {
         in.reset(new vmr::Instance());
         in->bl = c.en.base->make(shape.layout, shape.nprocs);
-        vmr::fill_backend<BaselineCalls>(in->b, in->bl.get());
+        vmr::fill_backend<vmr::BaselineCalls>(in->b, in->bl.get());
         set_layout(in->b, shape.layout);
-        in->b.sample = BaselineCalls::sample;
+        in->b.sample = vmr::BaselineCalls::sample;
     } else if (c.en.inl && c.en.label == vmr::kOb1InlineLabel) {
         in.reset(new vmr::Instance());
-        in->ir.reset(new DesignReplay<vmb::Ob1Queue>(shape.layout, shape.nprocs));
+        in->ir.reset(new vmr::DesignReplay<vmb::Ob1Queue>(shape.layout, shape.nprocs));
         in->b = in->ir->b;
     } else if (c.en.inl && c.en.label == vmr::kUcxInlineLabel) {
         in.reset(new vmr::Instance());
-        in->ir.reset(new DesignReplay<vmb::UcxQueue>(shape.layout, shape.nprocs));
+        in->ir.reset(new vmr::DesignReplay<vmb::UcxQueue>(shape.layout, shape.nprocs));
         in->b = in->ir->b;
     } else {
         std::string prof;
@@ -283,7 +211,7 @@ bool prepare_traces(const RunShape &shape, std::vector<RankTrace> &tr, std::stri
         r.prepared = true; // from here release() frees both preparations
         ref_model_t ref;
         ref_init(&ref);
-        vmr::fill_backend<RefCalls>(b, &ref);
+        vmr::fill_backend<vmr::RefCalls>(b, &ref);
         set_layout(b, shape.layout);
         r.want.assign(r.t.n, VM_WL_NONE);
         int rc = vm_wl_run(&r.plain, &b, 0, r.t.n, r.want.data(), e, sizeof e);

@@ -15,6 +15,7 @@
 // The headline table sets hash-inl against the faster of ob1-inl and ucx-inl on every row
 // of the workload table and of the pnp section's gathers, and the targets of issue 24 are
 // judged on it ("headline: ..." lines).
+#include "replay_calls.h"
 #include "replay_inline.h"
 #include "report_sections.h"
 
@@ -36,38 +37,9 @@ const double kShortBound = 1.0;  // hash-inl / the fastest, collectives of 1-2 e
 // The pnp section's gathers the target names: receives per peer in rank order, and random.
 const char *const kGatherRows[] = {"gather P=2048 m=10 rr x5", "gather P=2048 m=10 random x5"};
 
-// A design's class Q called directly: its bytes and queues are the baseline's (same class).
-template <class Q> class DesignReplay final : public InlineReplay
-{
-  public:
-    explicit DesignReplay(uint32_t nprocs) : q_(vmb::Layout(), nprocs)
-    {
-        fill_backend<vmb::BackendOf<vmb::QueueCalls<Q>>>(b, &calls_);
-        b.sample = sample;
-    }
-
-    int run(const vm_wl_prep_t *p, size_t from, size_t to, uint32_t *out, char *err,
-            size_t errlen) override
-    {
-        return vmb::replay_inline(p, calls_, from, to, out, err, errlen);
-    }
-
-  private:
-    static void sample(void *self, vm_wl_sample_t *s)
-    {
-        const Q &q = static_cast<vmb::QueueCalls<Q> *>(self)->q;
-        s->inspected = q.inspected();
-        s->bytes = q.bytes();
-        s->queues = q.queues();
-    }
-
-    Q q_;
-    vmb::QueueCalls<Q> calls_{q_};
-};
-
 template <class Q> std::unique_ptr<InlineReplay> make_design(const vm_trace_t &t, std::string &)
 {
-    return std::unique_ptr<InlineReplay>(new DesignReplay<Q>(t.nprocs));
+    return std::unique_ptr<InlineReplay>(new DesignReplay<Q>(vmb::Layout(), t.nprocs));
 }
 
 // The default engine through vmatch_inline.h (its classes, statistics and memory are the

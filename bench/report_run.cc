@@ -8,6 +8,7 @@
 extern "C" {
 #include "ref.h"
 }
+#include "replay_calls.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -28,50 +29,6 @@ uint64_t policy_figure(const vmatch_engine_t *e, const char *key)
     uint64_t v = 0;
     return vmatch_stat(e, key, &v) == VMATCH_OK ? v : 0;
 }
-
-// The calls of a replay backend over a baseline.
-struct BaselineCalls {
-    static vmb::Baseline *of(void *self) { return static_cast<vmb::Baseline *>(self); }
-    static int post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
-    {
-        return of(self)->post(bits, care, req, msg);
-    }
-    static int arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
-    {
-        return of(self)->arrive(bits, msg, req);
-    }
-    static int probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
-    {
-        return of(self)->probe(bits, care, remove, msg);
-    }
-    static int cancel(void *self, void *req) { return of(self)->cancel(req); }
-    static int remove(void *self, void *msg) { return of(self)->remove_unexpected(msg); }
-    static void sample(void *self, vm_wl_sample_t *s)
-    {
-        s->inspected = of(self)->inspected();
-        s->bytes = of(self)->bytes();
-        s->queues = of(self)->queues();
-    }
-};
-
-// The calls of a replay backend over the reference model (for the correct outcomes).
-struct RefCalls {
-    static ref_model_t *of(void *self) { return static_cast<ref_model_t *>(self); }
-    static int post(void *self, uint64_t bits, uint64_t care, uint32_t, void *req, void **msg)
-    {
-        return ref_post(of(self), bits, care, req, msg);
-    }
-    static int arrive(void *self, uint64_t bits, uint32_t, void *msg, void **req)
-    {
-        return ref_arrive(of(self), bits, msg, req);
-    }
-    static int probe(void *self, uint64_t bits, uint64_t care, uint32_t, int remove, void **msg)
-    {
-        return ref_probe(of(self), bits, care, remove, msg);
-    }
-    static int cancel(void *self, void *req) { return ref_cancel(of(self), req); }
-    static int remove(void *self, void *msg) { return ref_remove_unexpected(of(self), msg); }
-};
 
 // The correct outcomes: the trace on the reference model.
 bool reference(const vm_trace_t &t, uint32_t *out, vm_wl_measure_t &m, char *err, size_t errlen)
