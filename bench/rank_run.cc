@@ -84,32 +84,6 @@ std::unique_ptr<vmr::Instance> instance(const Candidate &c, const RunShape &shap
     return in;
 }
 
-// A recorder of profiles (any policy records the same counts); make_instance gives it the
-// run's shape from the trace.
-vmr::Engine recorder()
-{
-    vmr::Engine rec;
-    rec.label = "recorder";
-    rec.spec = vmr::kRecorderSpec;
-    return rec;
-}
-
-// A new temporary file's name (TMPDIR, else /tmp), or "" with err.
-std::string temp_file(std::string &err)
-{
-    const char *tmp = getenv("TMPDIR");
-    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/vmatch-rank-XXXXXX";
-    std::vector<char> name(path.begin(), path.end());
-    name.push_back('\0');
-    int fd = mkstemp(name.data());
-    if (fd < 0) {
-        err = fmt("cannot create %s: %s", path.c_str(), strerror(errno));
-        return "";
-    }
-    close(fd);
-    return name.data();
-}
-
 // One timed replay set of c on rank trace r: replays until min_ms of CPU time are timed (on
 // one instance when the trace ends with both queues empty, else a new one each time, made
 // outside the timing); ms per replay of the whole trace, or -1 with c.error (c.wrong when the
@@ -180,7 +154,7 @@ bool check(Candidate &c, const RunShape &shape, std::vector<RankTrace> &tr,
 // Replay r on a recorder and save its profile into r.profile; false with why.
 bool record(RankTrace &r, std::vector<uint32_t> &out, std::string &why)
 {
-    std::unique_ptr<vmr::Instance> in = vmr::make_instance(recorder(), r.t, why);
+    std::unique_ptr<vmr::Instance> in = vmr::make_instance(vmr::recorder_engine(), r.t, why);
     if (!in)
         return false;
     char e[512];
@@ -222,7 +196,8 @@ bool prepare_traces(const RunShape &shape, std::vector<RankTrace> &tr, std::stri
         }
         vm_wl_analyze(&r.t, r.want.data(), &r.ref);
         std::string why;
-        std::unique_ptr<vmr::Instance> in = vmr::make_instance(recorder(), r.t, why);
+        std::unique_ptr<vmr::Instance> in =
+            vmr::make_instance(vmr::recorder_engine(), r.t, why);
         if (!in) {
             err = r.path + ": " + vmr::kRecorderSpec + ": " + why;
             return false;
@@ -242,7 +217,8 @@ bool record_profiles(const Options &o, std::vector<RankTrace> &tr, std::string &
     for (RankTrace &r : tr) {
         std::string why;
         r.temp_profile = o.profiles.empty();
-        r.profile = r.temp_profile ? temp_file(why) : profile_path(o.profiles, r.rank);
+        r.profile = r.temp_profile ? vmr::temp_file("vmatch-rank", why)
+                                   : profile_path(o.profiles, r.rank);
         if (r.profile.empty() || !record(r, out, why)) {
             err = r.path + ": recording its profile" +
                   (r.profile.empty() ? "" : " into " + r.profile) + ": " + why;

@@ -2,8 +2,10 @@
 // and the target lines of the closing summary.
 #include "report_common.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdarg>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -110,6 +112,29 @@ void section_line(const Options &o, const std::string &text)
 // Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
 // Some policies (pnp) need nprocs, which the replay adds from the trace: such a spec is tried
 // again with a stand-in nprocs, and resolved then says "nprocs=P (the trace's)".
+Engine recorder_engine()
+{
+    Engine rec;
+    rec.label = "recorder";
+    rec.spec = kRecorderSpec;
+    return rec;
+}
+
+std::string temp_file(const char *prefix, std::string &why)
+{
+    const char *tmp = getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+    std::vector<char> name(path.begin(), path.end());
+    name.push_back('\0');
+    int fd = mkstemp(name.data());
+    if (fd < 0) {
+        why = fmt("cannot create %s: %s", path.c_str(), strerror(errno));
+        return "";
+    }
+    close(fd);
+    return name.data();
+}
+
 bool check_spec(const std::string &spec, std::string &resolved, std::string &why)
 {
     vmatch_engine_t *e = nullptr;

@@ -122,6 +122,13 @@ std::unique_ptr<Instance> make_instance(const Engine &en, const vm_trace_t &t, s
 // false when there is none of that name (report_inline.cc).
 bool named_engine(const std::string &label, Engine &en);
 
+// The engine that records the profiles the profiled engines read (kRecorderSpec).
+Engine recorder_engine();
+
+// A new empty temporary file (TMPDIR, else /tmp) whose name starts with prefix: its path, or
+// "" with why.
+std::string temp_file(const char *prefix, std::string &why);
+
 // Whether vmatch_create takes spec; resolved gets vmatch_describe's text, or why the reason.
 bool check_spec(const std::string &spec, std::string &resolved, std::string &why);
 

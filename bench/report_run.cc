@@ -249,21 +249,13 @@ bool Report::yard_runs(int r) const
 // into a new temporary file, whose name goes to profile_.  False with err on failure.
 bool Report::record_profile(const vm_trace_t &t, char *err, size_t errlen)
 {
-    const char *tmp = getenv("TMPDIR");
-    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/vmatch-profile-XXXXXX";
-    std::vector<char> name(path.begin(), path.end());
-    name.push_back('\0');
-    int fd = mkstemp(name.data());
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", path.c_str(), strerror(errno));
+    std::string why;
+    profile_ = temp_file("vmatch-profile", why);
+    if (profile_.empty()) {
+        snprintf(err, errlen, "%s", why.c_str());
         return false;
     }
-    close(fd);
-    profile_ = name.data();
-    Engine rec;
-    rec.label = "recorder";
-    rec.spec = kRecorderSpec;
-    std::string why;
+    Engine rec = recorder_engine();
     std::unique_ptr<Instance> in = make_instance(rec, t, why);
     vm_wl_prep_t p;
     bool ok = in && vm_wl_prepare(&p, &t, &in->b, err, errlen) == 0;

@@ -234,13 +234,10 @@ static uint16_t class_of(struct vm_rec *r, const vmatch_engine_t *e, uint32_t cl
     return vm_trace_class(&r->trace, c->op, bytes, c->comm_size ? c->comm_size : 1);
 }
 
-/* Record an operation with fields (post, arrive, probe, improbe); 1 with a post's or an
- * arrival's id in *id, or 0 when it was not recorded (recording stopped, or stops now). */
-static int put_op(struct vm_rec *r, const vmatch_engine_t *e, int kind, vmatch_bits_t bits,
-                  vmatch_bits_t care, uint32_t cls, uint32_t *id)
+/* 1 when the trace takes one more operation; else 0, the operation counted as dropped
+ * (recording stopped before, or stops now at trace.cap). */
+static int room(struct vm_rec *r, const vmatch_engine_t *e)
 {
-    uint32_t ctx;
-    int32_t src, tag;
     if (r->why) {
         r->dropped++;
         return 0;
@@ -249,6 +246,18 @@ static int put_op(struct vm_rec *r, const vmatch_engine_t *e, int kind, vmatch_b
         stop(r, "the trace reached trace.cap");
         return 0;
     }
+    return 1;
+}
+
+/* Record an operation with fields (post, arrive, probe, improbe); 1 with a post's or an
+ * arrival's id in *id, or 0 when it was not recorded (recording stopped, or stops now). */
+static int put_op(struct vm_rec *r, const vmatch_engine_t *e, int kind, vmatch_bits_t bits,
+                  vmatch_bits_t care, uint32_t cls, uint32_t *id)
+{
+    uint32_t ctx;
+    int32_t src, tag;
+    if (!room(r, e))
+        return 0;
     int fits = unpack(&e->packing, bits, care, &ctx, &src, &tag);
     if (fits <= 0) {
         stop(r, fits ? "a receive's care covers part of a field: the spec's layout is not the "
@@ -351,13 +360,7 @@ static int rec_remove(vmatch_engine_t *e, int side, const void *payload)
         return rc;
     /* while recording, every queued entry is in the map */
     int known = map_take(&r->map[side], payload, &id);
-    if (r->why) {
-        r->dropped++;
-    } else if (!known) {
-        return rc;
-    } else if (r->trace.n >= e->cfg.trace_cap) {
-        stop(r, "the trace reached trace.cap");
-    } else {
+    if ((known || r->why) && room(r, e)) {
         if (side == VM_PRQ)
             vm_trace_cancel(&r->trace, id);
         else
