@@ -4,7 +4,8 @@
  * Layout of an input: three bytes choose the spec (policy single, pnp, pnp-static or hash
  * over ll, lla or llv, each kernel the machine has, small blocks, small pnp thresholds and
  * caps, hash tables of 1 to 64 buckets or growing with loads of 0.5 to 4 (and shrinking after
- * quiet windows of 8, 32 or 4096 operations, or never), profile recording,
+ * quiet windows of 8, 32 or 4096 operations, or never; short vectors of 0, 1, 3 or 8
+ * entries), profile recording,
  * a collective class for context 1), then each operation is one
  * byte (its kind in the low three bits) and, for most kinds, one argument byte.  Contexts
  * 0-1, sources 0-5 and tags 0-2 (and the wildcards) make receives and messages meet often.
@@ -109,7 +110,8 @@ static int make_engine(run_t *r)
             have[nhave++] = kernels[i];
     /* The third byte is pnp's; with single, its bit 6 makes the engine hash instead. */
     static const unsigned buckets[] = {0, 1, 2, 7, 0, 3, 0, 64}, loads[] = {100, 50, 200, 400},
-                          shrinks[] = {4096, 8, 32, 0}; /* windows: tables that shrink often */
+                          shrinks[] = {4096, 8, 32, 0}, /* windows: tables that shrink often */
+        shorts[] = {8, 0, 1, 3};                        /* short vectors, and none */
     int hash = b0 % 3 == 0 && (b2 & 0x40);
     const char *policy = hash ? "hash" : policies[b0 % 3], *storage = storages[(b0 >> 2) % 3];
     int n = snprintf(r->spec, sizeof r->spec,
@@ -120,8 +122,9 @@ static int make_engine(run_t *r)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n, " simd=%s", have[b1 % nhave]);
     if (hash)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n,
-                      " hash.buckets=%u hash.load=%u hash.shrink=%u", buckets[b2 % 8],
-                      loads[(b2 >> 3) % 4], shrinks[(b2 >> 5 & 1) | (b2 >> 6 & 2)]);
+                      " hash.buckets=%u hash.load=%u hash.shrink=%u hash.short=%u",
+                      buckets[b2 % 8], loads[(b2 >> 3) % 4],
+                      shrinks[(b2 >> 5 & 1) | (b2 >> 6 & 2)], shorts[(b0 >> 4) & 3]);
     else if (strcmp(policy, "single") != 0)
         n += snprintf(r->spec + n, sizeof r->spec - (size_t)n,
                       " pnp.threshold=%u pnp.cap=%u pnp.move=%s pnp.metric=%s", 2 + b2 % 7,

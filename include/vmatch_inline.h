@@ -1,18 +1,20 @@
-/* vmatch_inline.h -- the exact calls of vmatch.h compiled into the caller, for MPI libraries
+/* vmatch_inline.h -- the common calls of vmatch.h compiled into the caller, for MPI libraries
  * and network layers that inline their own matching today (UCX's tag_match.inl, ob1's
- * per-peer lists): an exact post, arrival, posted-receive take and unexpected enqueue with no
- * call into the library when the entry hits a bucket line, and the library's own call for
- * everything else.
+ * per-peer lists): a post, arrival, probe, posted-receive take and enqueue with no call into
+ * the library when the side is short (its entries in a vector, wildcard receives included)
+ * or the entry is exact and hits a bucket line, and the library's own call for everything
+ * else.
  *
  * Each function here has the arguments, results and MPI order of its vmatch.h namesake
  * (vmatch_inline_post is vmatch_post, and so on): a caller may mix the two freely on one
- * engine.  The inline part runs only on an exact entry (a receive whose care mask is all
- * ones, or a message) of a single-threaded engine of policy=hash without profile.record,
- * when its bucket line holds the match, or has a free way and the table need not grow; it
- * counts exactly what the library would (vmatch_stats).  Anything else -- a wildcard, a
- * bucket that overflowed, wildcard receives queued, unexpected messages kept flat, the first
- * entry of a side, a full line, another policy, threads -- is the library's call, made with
- * nothing changed.
+ * engine.  The inline part runs on a single-threaded engine of policy=hash without
+ * profile.record: on a short side whatever the care mask (while its vector has room), on a
+ * side with a table for an exact entry (a receive whose care mask is all ones, or a
+ * message) when its bucket line holds the match, or has a free way and the table need not
+ * grow; it counts exactly what the library would (vmatch_stats).  Anything else -- a
+ * wildcard on a table, a bucket that overflowed, wildcard receives queued in a table,
+ * unexpected messages kept flat, a full vector or line, another policy, threads -- is the
+ * library's call, made with nothing changed.
  *
  * The structures below are the library's own (the engine's first bytes and policy=hash's
  * tables), published at version VMATCH_INLINE_ABI.  An engine whose library has another
@@ -35,9 +37,9 @@ extern "C" {
 
 /* The version of the layouts below; the library says which it has (vmatch_inline_abi). */
 #ifdef __SIZEOF_INT128__
-#define VMATCH_INLINE_ABI 3u
+#define VMATCH_INLINE_ABI 4u
 #else /* the same layouts, another bucket hash (vmatch_line_mix): a version of its own */
-#define VMATCH_INLINE_ABI 0x10003u
+#define VMATCH_INLINE_ABI 0x10004u
 #endif
 
 /* A bucket line: one cache line holding the first two exact entries of its bucket, oldest
@@ -56,19 +58,45 @@ typedef struct vmatch_line {
 /* One entry of the bucket in overflow, in vmatch_line_t.fill. */
 #define VMATCH_LINE_OVER1 (1ull << 32)
 
+/* The most entries a short side holds (hash.short's bound): its vector is 8 entries of 32
+ * bytes, four cache lines, of which a queue of one or two reads the first. */
+#define VMATCH_SHORT_MAX 8
+
+/* An entry of a short side: a receive's bits and care mask, or a message's bits with an
+ * all-ones care; the payload; the sequence number it took. */
+typedef struct vmatch_short_entry {
+    vmatch_bits_t bits, care;
+    void *payload;
+    uint64_t seq;
+} vmatch_short_entry_t;
+
 /* A side of the engine (the posted receives, or the unexpected messages). */
 typedef struct vmatch_hot_side {
     uint64_t len;         /* entries of the side */
     vmatch_line_t *table; /* nb bucket lines; NULL until the side's first entry */
     uint32_t nb;          /* buckets */
-    uint32_t slow;        /* nonzero: exact calls on this side are the library's */
-    uint64_t count;       /* the entries of the table and its overflow queues */
-    uint64_t room;        /* count at which an append is the library's (the table grows, or
-                             the library watches how full it gets); 0 while slow is set or
-                             table is NULL */
-    uint64_t check;       /* an append with a higher sequence number is the library's (it
-                             checks whether the tables should shrink); UINT64_MAX: never */
+    uint8_t slow;         /* nonzero: exact calls on this side are the library's */
+    uint8_t head;         /* a short side: the place of its oldest entry (below) */
+    uint8_t shortcap;     /* a short side: its vector's places; 0 while the side has a table */
+    uint8_t reserved;
+    uint64_t count; /* the entries of the table and its overflow queues */
+    uint64_t room;  /* count at which an append is the library's (the table grows, or
+                       the library watches how full it gets); 0 while slow is set or
+                       table is NULL */
+    uint64_t check; /* an append with a higher sequence number is the library's (it
+                       checks whether the tables should shrink); UINT64_MAX: never */
 } vmatch_hot_side_t;
+
+/* The short vector (docs/hash.md#short-sides) that follows a side's vmatch_hot_side_t.  A
+ * short side (shortcap not 0) has no table: its len entries, wildcard receives included, are
+ * vec[head] .. vec[head + len - 1], oldest first.  An append that finds vec[shortcap - 1]
+ * taken is the library's, which moves them into a table (shortcap 0 from then on); quiet
+ * windows that find the table holding at most hash.short entries give them back to the
+ * vector and the table back to memory. */
+VMATCH_INLINE_ vmatch_short_entry_t *vmatch_short_vec(const vmatch_hot_side_t *s)
+{
+    return (vmatch_short_entry_t *)(uintptr_t)(const void *)(s + 1);
+}
 
 /* The MPI layout of the match bits (vmatch_mpi_pack), as masks and shifts. */
 typedef struct vmatch_hot_pack {
@@ -175,6 +203,44 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
     return 1;
 }
 
+/* The first entry of side s's short vector that matches key where keycare and the entry's
+ * care are set (oldest first), as an index into the vector, or -1; *compared: the entries
+ * compared (up to the match, or all). */
+VMATCH_INLINE_ int vmatch_short_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
+                                     vmatch_bits_t keycare, unsigned *compared)
+{
+    const vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned i = s->head, end = i + (unsigned)s->len;
+    for (; i < end; i++)
+        if (!((v[i].bits ^ key) & v[i].care & keycare)) {
+            *compared = i - s->head + 1;
+            return (int)i;
+        }
+    *compared = (unsigned)s->len;
+    return -1;
+}
+
+/* Drop entry i of side s's short vector, the others keeping their order (the oldest goes by
+ * moving the head, another by moving those after it up); the caller then counts len. */
+VMATCH_INLINE_ void vmatch_short_drop(vmatch_hot_side_t *s, unsigned i)
+{
+    vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned end = s->head + (unsigned)s->len;
+    if (i == s->head)
+        s->head = (uint8_t)(s->len > 1 ? i + 1 : 0);
+    else
+        for (; i + 1 < end; i++)
+            v[i] = v[i + 1];
+}
+
+/* Append an entry to short side s, whose last place the caller knows is free (len not
+ * counted). */
+VMATCH_INLINE_ void vmatch_short_put(vmatch_hot_side_t *s, vmatch_bits_t bits,
+                                     vmatch_bits_t care, void *payload, uint64_t seq)
+{
+    vmatch_short_vec(s)[s->head + s->len] = (vmatch_short_entry_t){bits, care, payload, seq};
+}
+
 /* The engine's inline part, or NULL when the library takes every call. */
 VMATCH_INLINE_ vmatch_hot_t *vmatch_hot_(const vmatch_engine_t *e)
 {
@@ -216,35 +282,76 @@ VMATCH_INLINE_ int vmatch_hot_put_(vmatch_hot_t *h, vmatch_hot_side_t *q, uint32
     return 1;
 }
 
-/* Search side s's line for an exact match and take it: VMATCH_MATCHED, VMATCH_ENOTFOUND
- * (the line holds none and the bucket has nothing in overflow), or -1 when the library must
- * search (nothing changed).  *compared: the entries compared.  mixed: the bits mixed, or NULL
- * to mix them here, once the side is known to hold something. */
-VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, const uint32_t *mixed,
-                                    vmatch_bits_t bits, void **out, unsigned *compared)
+/* Queue an entry (a receive with any care mask, or a message: all ones) on side q: into its
+ * short vector while it has no table, else, exact, into its line.  1 when done, 0 when the
+ * library must take the call (nothing changed).  *mixed: the bits mixed, made here when
+ * *have is 0. */
+VMATCH_INLINE_ int vmatch_hot_queue_(vmatch_hot_t *h, vmatch_hot_side_t *q, vmatch_bits_t bits,
+                                     vmatch_bits_t care, void *payload, uint32_t *mixed,
+                                     int *have)
+{
+    if (q->head + q->len < q->shortcap) { /* a short side with room */
+        if (h->seq >= q->check)
+            return 0;
+        vmatch_short_put(q, bits, care, payload, ++h->seq);
+        q->len++;
+        return 1;
+    }
+    if (care != ~(vmatch_bits_t)0)
+        return 0;
+    if (!*have)
+        *mixed = vmatch_line_mix(bits), *have = 1;
+    return vmatch_hot_put_(h, q, *mixed, bits, payload);
+}
+
+/* Search side s for the oldest entry that matches (bits, keycare) and take it:
+ * VMATCH_MATCHED, VMATCH_ENOTFOUND, or -1 when the library must search (nothing changed).
+ * A short side's vector is searched whatever keycare is; a table, for an exact search
+ * (keycare all ones), on the bits' line.  *compared: the entries compared.  *mixed: the bits
+ * mixed, made here when *have is 0 and a line is read. */
+VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, vmatch_bits_t bits,
+                                    vmatch_bits_t keycare, void **out, unsigned *compared,
+                                    uint32_t *mixed, int *have)
 {
     vmatch_line_t *l;
+    unsigned inline_;
     *compared = 0;
     if (!s->len) /* an empty side is not searched, whatever its state */
         return VMATCH_ENOTFOUND;
-    if (s->slow)
+    if (s->shortcap) { /* a short side: the vector holds every entry */
+        int i = vmatch_short_find(s, bits, keycare, compared);
+        if (i < 0)
+            return VMATCH_ENOTFOUND;
+        *out = vmatch_short_vec(s)[i].payload;
+        vmatch_short_drop(s, (unsigned)i);
+        s->len--;
+        return VMATCH_MATCHED;
+    }
+    if (s->slow || keycare != ~(vmatch_bits_t)0)
         return -1;
-    l = &s->table[vmatch_line_bucket(mixed ? *mixed : vmatch_line_mix(bits), s->nb)];
-    if (vmatch_line_take(l, bits, out, compared)) {
+    if (!*have)
+        *mixed = vmatch_line_mix(bits), *have = 1;
+    l = &s->table[vmatch_line_bucket(*mixed, s->nb)];
+    if (vmatch_line_take(l, bits, out, &inline_)) {
+        *compared += inline_;
         s->len--;
         s->count--;
         return VMATCH_MATCHED;
     }
+    *compared += inline_;
     return l->fill >= VMATCH_LINE_OVER1 ? -1 : VMATCH_ENOTFOUND;
 }
 
 /* A search of side `side` alone that takes what it finds (a posted receive for an arrival,
  * an unexpected message for a removing probe), counted as the library counts it:
  * VMATCH_MATCHED, VMATCH_ENOTFOUND, or -1 for the library. */
-VMATCH_INLINE_ int vmatch_hot_search_(vmatch_hot_t *h, int side, vmatch_bits_t bits, void **out)
+VMATCH_INLINE_ int vmatch_hot_search_(vmatch_hot_t *h, int side, vmatch_bits_t bits,
+                                      vmatch_bits_t keycare, void **out)
 {
     unsigned compared;
-    int rc = vmatch_hot_take_(h->side[side], NULL, bits, out, &compared);
+    uint32_t mixed;
+    int have = 0;
+    int rc = vmatch_hot_take_(h->side[side], bits, keycare, out, &compared, &mixed, &have);
     if (rc != -1) {
         h->searches++;
         h->inspected += compared;
@@ -252,15 +359,18 @@ VMATCH_INLINE_ int vmatch_hot_search_(vmatch_hot_t *h, int side, vmatch_bits_t b
     return rc;
 }
 
-/* A post or an arrival (side 0 or 1: the side the entry queues on): -1 for the library. */
+/* A post or an arrival (side 0 or 1: the side the entry queues on; care all ones for an
+ * arrival): -1 for the library.  The bits are mixed at most once, for the lines of both
+ * sides. */
 VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t bits,
-                                        void *payload, void **out)
+                                        vmatch_bits_t care, void *payload, void **out)
 {
-    uint32_t mixed = vmatch_line_mix(bits);
     unsigned compared;
-    int rc = vmatch_hot_take_(h->side[!side], &mixed, bits, out, &compared);
+    uint32_t mixed;
+    int have = 0;
+    int rc = vmatch_hot_take_(h->side[!side], bits, care, out, &compared, &mixed, &have);
     if (rc == VMATCH_ENOTFOUND) {
-        if (!vmatch_hot_put_(h, h->side[side], mixed, bits, payload))
+        if (!vmatch_hot_queue_(h, h->side[side], bits, care, payload, &mixed, &have))
             return -1;
         rc = VMATCH_QUEUED;
     } else if (rc == VMATCH_MATCHED) {
@@ -278,8 +388,8 @@ static inline int vmatch_inline_post(vmatch_engine_t *e, vmatch_bits_t bits, vma
                                      uint32_t cls, void *req, void **msg_out)
 {
     vmatch_hot_t *h;
-    if (e && req && msg_out && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e))) {
-        int rc = vmatch_hot_exchange_(h, 0, bits, req, msg_out);
+    if (e && req && msg_out && (h = vmatch_hot_(e))) {
+        int rc = vmatch_hot_exchange_(h, 0, bits, care, req, msg_out);
         if (rc >= 0)
             return rc;
     }
@@ -292,7 +402,7 @@ static inline int vmatch_inline_arrive(vmatch_engine_t *e, vmatch_bits_t bits, u
 {
     vmatch_hot_t *h;
     if (e && msg && req_out && (h = vmatch_hot_(e))) {
-        int rc = vmatch_hot_exchange_(h, 1, bits, msg, req_out);
+        int rc = vmatch_hot_exchange_(h, 1, bits, ~(vmatch_bits_t)0, msg, req_out);
         if (rc >= 0)
             return rc;
     }
@@ -305,7 +415,7 @@ static inline int vmatch_inline_match_posted(vmatch_engine_t *e, vmatch_bits_t b
 {
     vmatch_hot_t *h;
     if (e && req_out && (h = vmatch_hot_(e))) {
-        int rc = vmatch_hot_search_(h, 0, bits, req_out);
+        int rc = vmatch_hot_search_(h, 0, bits, ~(vmatch_bits_t)0, req_out);
         if (rc != -1)
             return rc;
     }
@@ -317,8 +427,10 @@ static inline int vmatch_inline_enqueue_unexpected(vmatch_engine_t *e, vmatch_bi
                                                    uint32_t cls, void *msg)
 {
     vmatch_hot_t *h;
+    uint32_t mixed;
+    int have = 0;
     if (e && msg && (h = vmatch_hot_(e)) &&
-        vmatch_hot_put_(h, h->side[1], vmatch_line_mix(bits), bits, msg))
+        vmatch_hot_queue_(h, h->side[1], bits, ~(vmatch_bits_t)0, msg, &mixed, &have))
         return VMATCH_QUEUED;
     return vmatch_enqueue_unexpected(e, bits, cls, msg);
 }
@@ -346,8 +458,8 @@ static inline void vmatch_inline_mpi_recv(const vmatch_engine_t *e, uint32_t ctx
         vmatch_mpi_recv(e, ctx, src, tag, bits, care);
 }
 
-/* vmatch_probe: any probe of an empty unexpected side (a wildcard receive's search, in the
- * ports, while nothing waits), and an exact probe that removes (MPI_Improbe, or a receive's
+/* vmatch_probe: any probe of an empty or short unexpected side (MPI_Iprobe with wildcards,
+ * while few messages wait), and an exact probe that removes (MPI_Improbe, or a receive's
  * search of the unexpected messages before it queues) when its line holds the answer. */
 static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
                                       vmatch_bits_t care, uint32_t cls, int remove,
@@ -355,15 +467,28 @@ static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
 {
     vmatch_hot_t *h;
     if (e && msg_out && (h = vmatch_hot_(e))) {
-        int rc = -1;
-        if (!h->side[1]->len) { /* not searched, whatever it matches: counted as the library */
+        vmatch_hot_side_t *u = h->side[1];
+        unsigned compared;
+        int i;
+        if (!u->len) { /* not searched, whatever it matches: counted as the library */
             h->searches++;
             return VMATCH_ENOTFOUND;
         }
-        if (remove && care == ~(vmatch_bits_t)0)
-            rc = vmatch_hot_search_(h, 1, bits, msg_out);
-        if (rc != -1)
-            return rc;
+        if (u->shortcap) { /* a short side: any probe */
+            i = vmatch_short_find(u, bits, care, &compared);
+            h->searches++;
+            h->inspected += compared;
+            if (i < 0)
+                return VMATCH_ENOTFOUND;
+            *msg_out = vmatch_short_vec(u)[i].payload;
+            if (remove) {
+                vmatch_short_drop(u, (unsigned)i);
+                u->len--;
+            }
+            return VMATCH_MATCHED;
+        }
+        if (remove && (i = vmatch_hot_search_(h, 1, bits, care, msg_out)) != -1)
+            return i;
     }
     return vmatch_probe(e, bits, care, cls, remove, msg_out);
 }
@@ -373,8 +498,10 @@ static inline int vmatch_inline_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t
                                                vmatch_bits_t care, uint32_t cls, void *req)
 {
     vmatch_hot_t *h;
-    if (e && req && care == ~(vmatch_bits_t)0 && (h = vmatch_hot_(e)) &&
-        vmatch_hot_put_(h, h->side[0], vmatch_line_mix(bits), bits, req))
+    uint32_t mixed;
+    int have = 0;
+    if (e && req && (h = vmatch_hot_(e)) &&
+        vmatch_hot_queue_(h, h->side[0], bits, care, req, &mixed, &have))
         return VMATCH_QUEUED;
     return vmatch_enqueue_posted(e, bits, care, cls, req);
 }

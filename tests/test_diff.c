@@ -68,14 +68,13 @@ static const struct {
  * met too.  pnp-static reads a profile the test records first (write_profile).  hash runs
  * with its growing table (one entry per bucket, three, so that overflow queues fill, and a
  * half) and with fixed tables of 1, 2 and 7 buckets, where buckets hold long runs of colliding
- * keys; two of the growing tables are watched in windows of 64 and 16 operations, so that
- * they shrink after every quiet spell (a steady phase after a drain) and grow again, memory
- * failures included.  cluster runs with both algorithms, K from 1 (one queue:
- * policy=single) to 128 (more than the distinct counts) and the heuristic's cap at 0
- * (none), 1 and 2 (the default), on a
- * profile of the test's own traffic (write_profile) and, for the alternatives marked '@', on
- * one of unrelated traffic (write_unrelated): its answers must be right when the profile is
- * wrong. */
+ * keys; with its short vector of 8 entries (the default), of 1 and 3, and without one; two of
+ * the growing tables are watched in windows of 64 and 16 operations, so that they shrink after
+ * every quiet spell (a steady phase after a drain) and grow again, memory failures included.
+ * cluster runs with both algorithms, K from 1 (one queue: policy=single) to 128 (more than the
+ * distinct counts) and the heuristic's cap at 0 (none), 1 and 2 (the default), on a profile of
+ * the test's own traffic (write_profile) and, for the alternatives marked '@', on one of
+ * unrelated traffic (write_unrelated): its answers must be right when the profile is wrong. */
 #define DIFF_NPROCS 256
 static const struct {
     const char *policy;
@@ -92,8 +91,9 @@ static const struct {
       "nprocs=256 pnp.cap=16 pnp.metric=fence pnp.alpha=0"},
      {1, 4, 16}},
     {"hash",
-     {"hash.shrink=64|hash.buckets=1", "hash.buckets=2|hash.load=300 hash.shrink=16",
-      "hash.buckets=7|hash.load=50"},
+     {"hash.shrink=64|hash.buckets=1|hash.short=0 hash.buckets=2",
+      "hash.buckets=2|hash.load=300 hash.shrink=16|hash.short=1 hash.buckets=7",
+      "hash.buckets=7|hash.load=50|hash.short=3 hash.shrink=64"},
      {0, 0, 0}},
     {"cluster",
      {"nprocs=256|nprocs=256 cluster.algo=kmeans cluster.k=4|@nprocs=256|nprocs=256 "

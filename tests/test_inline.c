@@ -45,7 +45,7 @@ static void test_version(void)
 static void test_which_engines(void)
 {
     static const char *const on[] = {"", "policy=hash storage=lla", "policy=hash storage=ll",
-                                     "policy=hash hash.buckets=64"};
+                                     "policy=hash hash.buckets=64", "policy=hash hash.short=0"};
     static const char *const off[] = {"threads=mutex", "threads=multi", "policy=single",
                                       "policy=single storage=llv", "profile.record=on"};
     for (size_t i = 0; i < sizeof on / sizeof *on; i++) {
@@ -101,7 +101,8 @@ static void test_gate(void)
  * exact ones, a bucket that overflowed (a fixed table of one bucket), the split arrival. */
 static void test_order(void)
 {
-    static const char *const specs[] = {"", "hash.buckets=1", "storage=lla hash.buckets=1"};
+    static const char *const specs[] = {"", "hash.buckets=1", "storage=lla hash.buckets=1",
+                                        "hash.short=0", "hash.buckets=1 hash.short=0"};
     for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
         vmatch_engine_t *e = make(specs[s]);
         int r[8], m[8];

@@ -279,15 +279,16 @@ typedef struct vm_side {
      *   (vm_side_counted), a policy for a side it nests (unified's point-to-point side), the
      *   inline calls.  The engine reads it for its statistics; an empty side is not searched.
      * - the rest is a policy's whose vm_policy_t.hot is set (hash: its bucket lines, its own
-     *   count, its growth point, its fast-path flag and when it checks its size); zero for
-     *   the others. */
+     *   count, its growth point, its fast-path flag, when it checks its size, and the state
+     *   of its short vector, which follows the side: the hot part is its last member); zero
+     *   for the others. */
     union {
         vmatch_hot_side_t hot;
         struct {
             uint64_t len;
             struct vmatch_line *table;
             uint32_t nb;
-            uint32_t slow;
+            uint8_t slow, head, shortcap, reserved;
             uint64_t count;
             uint64_t room;
             uint64_t check;
@@ -299,7 +300,9 @@ typedef struct vm_side {
     (offsetof(vm_side_t, f) == offsetof(vm_side_t, hot) + offsetof(vmatch_hot_side_t, f))
 _Static_assert(VM_SIDE_HOT_AT(len) && VM_SIDE_HOT_AT(table) && VM_SIDE_HOT_AT(nb) &&
                    VM_SIDE_HOT_AT(slow) && VM_SIDE_HOT_AT(count) && VM_SIDE_HOT_AT(room) &&
-                   VM_SIDE_HOT_AT(check) && sizeof(vmatch_hot_side_t) == 48,
+                   VM_SIDE_HOT_AT(check) && VM_SIDE_HOT_AT(head) && VM_SIDE_HOT_AT(shortcap) &&
+                   sizeof(vmatch_hot_side_t) == 48 &&
+                   sizeof(vm_side_t) == offsetof(vm_side_t, hot) + sizeof(vmatch_hot_side_t),
                "vm_side_t's published part is vmatch_hot_side_t");
 
 struct vm_policy {

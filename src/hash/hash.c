@@ -28,6 +28,7 @@ static int hash_create(vm_env_t *env, int side, vm_side_t **out)
     h->base.nb = h->hc->buckets;
     h->grow = UINT64_MAX;
     h->end = h->base.check = UINT64_MAX;
+    h->base.shortcap = (uint8_t)h->hc->shortcap;
     if (!h->base.nb) { /* a growing table starts with two buckets */
         h->base.nb = 2;
         h->grow = vm_hash_grow_at(h, 2);
@@ -52,8 +53,8 @@ static void hash_destroy(vm_side_t *p)
 
 /* An append that is not a free way of a line: the side's first entry, a wildcard receive,
  * an overflow, a UMQ switching, or the append that makes the table grow. */
-static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                        uint64_t seq)
+int vm_hash_append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                         uint64_t seq)
 {
     int made = !h->base.table;
     if (made && vm_hash_table_make(h) < 0)
@@ -79,11 +80,19 @@ static int append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, vo
 VM_HASH_COLD static int append_slow(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care,
                                     void *payload, uint64_t seq)
 {
-    int rc = append_other(h, bits, care, payload, seq);
+    int rc = h->base.shortcap ? vm_hash_to_table(h, bits, care, payload, seq) /* full */
+                              : vm_hash_append_other(h, bits, care, payload, seq);
     if (rc == VMATCH_OK && seq > h->base.check) /* after the append: a call that fails */
         vm_hash_check(h, seq);                  /* changes nothing */
     vm_hash_sync(h);
     return rc;
+}
+
+/* An append to the short vector past the side's check (shrink.c): the windows of the tables. */
+VM_HASH_COLD static void short_checked(vm_hash_t *h, uint64_t seq)
+{
+    vm_hash_check(h, seq);
+    vm_hash_sync(h);
 }
 
 /* Exact traffic: an exact entry into a free way of its line, on a side that may take the
@@ -106,6 +115,11 @@ static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
 {
     (void)cls;
     vm_hash_t *h = (vm_hash_t *)p;
+    if (vm_hash_short_append(h, bits, care, payload, seq)) { /* a short side */
+        if (seq > h->base.check)
+            short_checked(h, seq);
+        return VMATCH_OK;
+    }
     if (care == ~(vmatch_bits_t)0 && append_fast(h, vmatch_line_mix(bits), bits, payload, seq))
         return VMATCH_OK;
     if (h->flat && !h->want_switch && seq <= h->base.check) /* a flat UMQ: its queue */
@@ -178,6 +192,8 @@ static int hash_match(vm_side_t *p, vmatch_bits_t key, vmatch_bits_t keycare, ui
 {
     (void)cls;
     vm_hash_t *h = (vm_hash_t *)p;
+    if (h->base.shortcap) /* a short side */
+        return vm_hash_short_match(h, key, keycare, remove, payload, inspected);
     if (!h->base.count) /* most searches of a side with nothing queued */
         return 0;
     /* Exact traffic: the bucket alone, when no wildcard receive needs a look and the UMQ is
@@ -204,6 +220,32 @@ VM_HASH_COLD static int queue_slow(vm_side_t *qp, vmatch_bits_t bits, vmatch_bit
     return rc < 0 ? rc : VMATCH_QUEUED;
 }
 
+/* The exchange when a short side is in it: the search side's vector, or its table through
+ * the generic exchange; then the append, into the queue side's vector while it is short and
+ * has room at its end.  Every other case is a tail call, so that this path keeps no frame:
+ * a table's search (the generic exchange), an append to a table, a vector to close up or
+ * full, or an append past the side's check (queue_slow, through hash_append). */
+static int exchange_short(vm_hash_t *s, vm_hash_t *q, vmatch_bits_t bits, vmatch_bits_t care,
+                          void *payload, vm_call_t *c)
+{
+    unsigned compared = 0;
+    if (s->base.shortcap) {
+        int i = vmatch_short_find(&s->base.hot, bits, care, &compared);
+        c->inspected += compared;
+        if (i >= 0) {
+            *c->out = s->vec[i].payload;
+            vmatch_short_drop(&s->base.hot, (unsigned)i);
+            return vm_side_counted(&s->base, &q->base, VMATCH_MATCHED);
+        }
+    } else if (s->base.count) {
+        return exchange_slow(&s->base, &q->base, bits, care, payload, c);
+    }
+    if (q->base.head + q->base.len >= q->base.shortcap || c->seq > q->base.check)
+        return queue_slow(&q->base, bits, care, payload, c);
+    vmatch_short_put(&q->base.hot, bits, care, payload, c->seq);
+    return vm_side_counted(&s->base, &q->base, VMATCH_QUEUED);
+}
+
 /* The engine's post or arrival.  Exact traffic on hashed sides with no wildcard receive
  * queued is the fast path, which calls nothing (every other case is a tail call with its
  * arguments): the bits mixed once for the other side's line and, when that holds no
@@ -212,6 +254,8 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
                          void *payload, vm_side_t *qp)
 {
     vm_hash_t *s = (vm_hash_t *)sp, *q = (vm_hash_t *)qp;
+    if (s->base.shortcap | q->base.shortcap)
+        return exchange_short(s, q, bits, care, payload, c);
     if (care != ~(vmatch_bits_t)0 || s->base.slow)
         return exchange_slow(sp, qp, bits, care, payload, c);
     uint32_t mixed = vmatch_line_mix(bits);
@@ -259,6 +303,8 @@ static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected
 static int hash_remove_payload(vm_side_t *p, const void *payload, uint64_t *inspected)
 {
     vm_hash_t *h = (vm_hash_t *)p;
+    if (h->base.shortcap) /* a short side */
+        return vm_hash_short_remove(h, payload, inspected);
     int found = remove_payload(h, payload, inspected);
     vm_hash_sync(h);
     return found;
@@ -283,6 +329,7 @@ static int hash_stat(const vm_side_t *p, const char *key, uint32_t arg, void *ou
         *(uint64_t *)out += h->flat != NULL;
     else if (strcmp(key, "hash.shrinks") == 0)
         *(uint64_t *)out += h->shrinks;
+
     else
         return 0;
     return 1;
@@ -298,7 +345,8 @@ const vm_policy_t vm_hash_policy = {.name = "hash",
 /* ---- keys ---- */
 
 /* Defaults: measured in docs/hash.md. */
-static const vm_hash_config_t hash_default = {.buckets = 0, .load = 100, .shrink = 4096};
+static const vm_hash_config_t hash_default = {
+    .buckets = 0, .load = 100, .shrink = 4096, .shortcap = VMATCH_SHORT_MAX};
 
 #define FIELD(f) offsetof(vm_hash_config_t, f)
 
@@ -309,6 +357,8 @@ static const vm_key_t hash_keys[] = {
      .help = "`hash`: entries per 100 buckets past which a growing table doubles"},
     {"hash.shrink", VM_KEY_UINT, FIELD(shrink), 0, 1u << 30,
      .help = "`hash`: operations per window; two quiet windows shrink a table; 0: never"},
+    {"hash.short", VM_KEY_UINT, FIELD(shortcap), 0, VMATCH_SHORT_MAX,
+     .help = "`hash`: entries kept in a vector while the table is empty; 0: none"},
 };
 
 static const vm_stat_key_t hash_stat_keys[] = {

@@ -14,9 +14,10 @@ extern const vm_policy_t vm_hash_policy;
 
 /* The hash.* keys (hash.c). */
 typedef struct vm_hash_config {
-    uint32_t buckets; /* a fixed bucket count; 0: the table grows with the load */
-    uint32_t load;    /* growing table: entries per 100 buckets above which it doubles */
-    uint32_t shrink;  /* growing table: operations per window (shrink.c); 0: never shrinks */
+    uint32_t buckets;  /* a fixed bucket count; 0: the table grows with the load */
+    uint32_t load;     /* growing table: entries per 100 buckets above which it doubles */
+    uint32_t shrink;   /* growing table: operations per window (shrink.c); 0: never shrinks */
+    uint32_t shortcap; /* entries of the short vector (short.c); 0: none */
 } vm_hash_config_t;
 
 /* A bucket is a line (line.h) holding its first VM_LINE_WAYS entries; the entries that
@@ -33,6 +34,9 @@ typedef struct vm_hash_config {
 
 typedef struct vm_hash {
     vm_side_t base;
+    /* The short vector (short.c), right after the published part of base, where
+     * vmatch_inline.h finds it (vmatch_short_vec). */
+    vmatch_short_entry_t vec[VMATCH_SHORT_MAX];
     const vm_hash_config_t *hc;
     /* The side's table is in base (vm_side_t's published part, vmatch_inline.h): table, nb
      * buckets (NULL until the side's first entry), count (the side's entries: on the PRQ the
@@ -58,11 +62,15 @@ typedef struct vm_hash {
     uint32_t busy;    /* the count reached mark in this window */
     uint32_t quiet;   /* quiet windows in a row */
     uint64_t shrinks; /* tables given back (hash.shrinks) */
+
     /* base.slow is non-zero while exact calls cannot take the fast path: a flat UMQ, a
      * switch being weighed, wildcard receives queued.  base.room is grow while the fast
      * path may append (slow clear, a table made), else 0: the appends of the fast paths
      * check count < room alone.  vm_hash_sync keeps both. */
 } vm_hash_t;
+
+_Static_assert(offsetof(vm_hash_t, vec) == sizeof(vm_side_t),
+               "the short vector follows the side's published part (vmatch_short_vec)");
 
 /* Recompute h->base.slow and h->base.room after a call off the fast path or a change of
  * the table. */
@@ -190,6 +198,31 @@ void vm_hash_check(vm_hash_t *h, uint64_t seq);
 /* Start watching the table after it grew or was made (its next window starts at the next
  * check). */
 void vm_hash_watch(vm_hash_t *h);
+
+/* ---- short.c: the short vector, where a side with no table keeps its entries ---- */
+
+/* Append to the vector of a short side that has (or, closed up, makes) room: 1 with the entry
+ * there, else 0.  The callers count base.len, as for the other calls of a policy. */
+int vm_hash_short_append(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                         uint64_t seq);
+/* The vector's oldest entry that matches (key, keycare), removed when remove is set: 1 with
+ * *payload, or 0.  Adds the entries compared to *inspected. */
+int vm_hash_short_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, int remove,
+                        void **payload, uint64_t *inspected);
+/* Remove the vector's entry with this payload: 1, or 0. */
+int vm_hash_short_remove(vm_hash_t *h, const void *payload, uint64_t *inspected);
+/* The append that finds the vector full: its entries into a new table, in order, then this
+ * one.  VMATCH_OK, or VMATCH_ENOMEM with the side as it was (the vector, no table). */
+int vm_hash_to_table(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                     uint64_t seq);
+/* A quiet table that holds at most hash.short entries, none in a wildcard or flat queue:
+ * they go to the vector in order and the table is given back.  1 when done, 0 when not (or
+ * out of memory: the table stays).  Called from an append (shrink.c), it moves the entry
+ * just appended too: base.len, counted after, is then the vector's. */
+int vm_hash_to_short(vm_hash_t *h);
+/* An append to the table off its fast path (hash.c). */
+int vm_hash_append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                         uint64_t seq);
 
 /* ---- arrival.c: the UMQ's search, removal and append off the fast path ---- */
 

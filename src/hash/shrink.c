@@ -12,6 +12,9 @@
  * again at its new size.  A table that drained and then saw no operation keeps its size:
  * memory is bounded by the peak until traffic shows that the peak is past.
  *
+ * A table that holds at most hash.short entries then gives them to the side's short vector
+ * and goes back whole (short.c).
+ *
  * The price of a shrink is paid when a burst comes back: the table grows again in fresh
  * memory, about 50 ns per bucket of the old table on the machine of docs/hash.md (page
  * faults and zeroing), so the windows grow with the table: a burst that comes back within
@@ -90,7 +93,11 @@ static void window_over(vm_hash_t *s, uint64_t seq)
         if (s->mark && s->base.count >= s->mark)
             s->busy = 1;
         s->quiet = s->busy ? 0 : s->quiet + 1;
-        if (s->quiet >= QUIET) {
+        if (s->quiet >= QUIET && vm_hash_to_short(s)) { /* few entries: no table at all */
+            s->quiet = 0;
+            s->shrinks++;
+            vm_env_trim(s->base.env);
+        } else if (s->quiet >= QUIET) {
             uint32_t nb = s->base.nb >> SHRINK_SHIFT;
             /* out of memory the table stays: the next quiet windows try again */
             if (vm_hash_resize(s, nb > VM_HASH_MIN ? nb : VM_HASH_MIN) == VMATCH_OK) {
