@@ -41,11 +41,15 @@ constexpr const char *kHashSpec = "policy=hash storage=llv";
 constexpr const char *kRecorderSpec = "policy=single storage=llv profile.record=on";
 
 // The contenders compiled into the replay loop (report_inline.cc): the default engine
-// through vmatch_inline.h and the ob1 and UCX designs called as their classes.  The
-// headline table compares the first with the fastest of the others, row by row.
+// through vmatch_inline.h, the ob1 and UCX designs called as their classes (the libraries'
+// request objects modelled), and the same algorithms written compactly (match fields in
+// pooled nodes).  The headline compares the first with the fastest of the four peers, row
+// by row, and with the faster of the two faithful ones.
 constexpr const char *kHashInlineLabel = "hash-inl";
 constexpr const char *kOb1InlineLabel = "ob1-inl";
 constexpr const char *kUcxInlineLabel = "ucx-inl";
+constexpr const char *kOb1CompactLabel = "ob1-compact";
+constexpr const char *kUcxCompactLabel = "ucx-compact";
 
 // ---- engines ----
 

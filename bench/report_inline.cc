@@ -20,7 +20,9 @@
 #include "report_sections.h"
 
 #include "baseline_ob1.h"
+#include "baseline_ob1_compact.h"
 #include "baseline_ucx.h"
+#include "baseline_ucx_compact.h"
 
 #include <cmath>
 
@@ -112,6 +114,12 @@ const std::vector<InlineInfo> &inline_engines()
          make_design<vmb::Ob1Queue>},
         {kUcxInlineLabel, "ucx's design (baseline_ucx.h) compiled into the replay loop",
          make_design<vmb::UcxQueue>},
+        {kOb1CompactLabel,
+         "ob1's algorithm with compact pooled nodes (baseline_ob1_compact.h), in the loop",
+         make_design<vmb::Ob1Compact>},
+        {kUcxCompactLabel,
+         "UCX's algorithm with compact pooled nodes (baseline_ucx_compact.h), in the loop",
+         make_design<vmb::UcxCompact>},
     };
     return list;
 }
