@@ -72,7 +72,18 @@ struct Slot { // one source of a communicator
 struct Comm {
     uint64_t recv_seq = 0, arrival = 0;
     List wild;
+    // src's data and size, read on every call (a vector's size is a subtraction and a
+    // shift: a tenth of a compact ob1's instructions per pair).
+    Slot *slots = nullptr;
+    size_t nslots = 0;
     std::vector<Slot> src;
+
+    void resize(size_t n)
+    {
+        src.resize(n);
+        slots = src.data();
+        nslots = n;
+    }
 };
 
 // A node found in a list, with its predecessor (for the unlink).
@@ -83,7 +94,12 @@ struct Found {
 class Ob1Compact final
 {
   public:
-    Ob1Compact(const Layout &l, uint32_t nprocs) : layout_(l), nprocs_(nprocs ? nprocs : 1) {}
+    Ob1Compact(const Layout &l, uint32_t nprocs)
+        : tag_mask_(Layout::mask(l.tag_bits)), src_mask_(Layout::mask(l.src_bits)),
+          ctx_mask_(Layout::mask(l.ctx_bits)), src_shift_(l.tag_bits),
+          ctx_shift_(l.tag_bits + l.src_bits), nprocs_(nprocs ? nprocs : 1)
+    {
+    }
 
     Ob1Compact(const Ob1Compact &) = delete;
     Ob1Compact &operator=(const Ob1Compact &) = delete;
@@ -96,7 +112,7 @@ class Ob1Compact final
 
     VMB_INLINE int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
     {
-        MpiKey k = decode_recv(layout_, bits, care);
+        MpiKey k = decode_recv(bits, care);
         Comm &c = comm(k.ctx);
         List *ul = nullptr;
         Found f = k.src == VMATCH_ANY_SOURCE ? oldest_unexpected(c, k.tag, ul)
@@ -117,7 +133,7 @@ class Ob1Compact final
 
     VMB_INLINE int arrive(uint64_t bits, void *msg, void **req_out)
     {
-        MpiKey k = decode_msg(layout_, bits);
+        MpiKey k = decode_msg(bits);
         Comm &c = comm(k.ctx);
         Slot &s = slot(c, k.src);
         Found a = first_posted(s.posted, k.tag);
@@ -143,7 +159,7 @@ class Ob1Compact final
 
     VMB_INLINE int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
     {
-        MpiKey k = decode_recv(layout_, bits, care);
+        MpiKey k = decode_recv(bits, care);
         Comm &c = comm(k.ctx);
         List *ul = nullptr;
         Found f = k.src == VMATCH_ANY_SOURCE ? oldest_unexpected(c, k.tag, ul)
@@ -203,10 +219,28 @@ class Ob1Compact final
     }
 
   private:
+    // The fields of match bits with the shifts and masks worked out once (Layout's own
+    // accessors compute them per call).
+    VMB_INLINE MpiKey decode_msg(uint64_t bits) const
+    {
+        return {(uint32_t)((bits >> ctx_shift_) & ctx_mask_),
+                (int32_t)((bits >> src_shift_) & src_mask_), (int32_t)(bits & tag_mask_)};
+    }
+
+    VMB_INLINE MpiKey decode_recv(uint64_t bits, uint64_t care) const
+    {
+        MpiKey k = decode_msg(bits);
+        if (((care >> src_shift_) & src_mask_) == 0)
+            k.src = VMATCH_ANY_SOURCE;
+        if ((care & tag_mask_) == 0)
+            k.tag = VMATCH_ANY_TAG;
+        return k;
+    }
+
     VMB_INLINE Comm &comm(uint32_t ctx)
     {
-        if (__builtin_expect(ctx < comms_.size() && comms_[ctx], 1))
-            return *comms_[ctx];
+        if (__builtin_expect(ctx < ncomms_ && comm_tab_[ctx], 1))
+            return *comm_tab_[ctx];
         return new_comm(ctx);
     }
 
@@ -214,18 +248,20 @@ class Ob1Compact final
     {
         if (ctx >= comms_.size())
             comms_.resize((size_t)ctx + 1, nullptr);
+        comm_tab_ = comms_.data();
+        ncomms_ = comms_.size();
         if (!comms_[ctx]) {
             comms_[ctx] = new Comm();
-            comms_[ctx]->src.resize(nprocs_); // one slot per rank of the communicator
+            comms_[ctx]->resize(nprocs_); // one slot per rank of the communicator
         }
         return *comms_[ctx];
     }
 
     VMB_INLINE Slot &slot(Comm &c, int32_t src)
     {
-        if (__builtin_expect((size_t)src >= c.src.size(), 0))
-            c.src.resize((size_t)src + 1);
-        return c.src[(size_t)src];
+        if (__builtin_expect((size_t)src >= c.nslots, 0))
+            c.resize((size_t)src + 1);
+        return c.slots[(size_t)src];
     }
 
     // The first posted receive of l that takes a message with tag (a specific tag, or any).
@@ -252,9 +288,9 @@ class Ob1Compact final
 
     VMB_INLINE Found first_unexpected(Comm &c, int32_t src, int32_t tag, List *&from)
     {
-        if ((size_t)src >= c.src.size() || !c.src[(size_t)src].unexpected.head)
+        if ((size_t)src >= c.nslots || !c.slots[(size_t)src].unexpected.head)
             return {};
-        from = &c.src[(size_t)src].unexpected;
+        from = &c.slots[(size_t)src].unexpected;
         return first_message(*from, tag);
     }
 
@@ -285,9 +321,12 @@ class Ob1Compact final
         return false;
     }
 
-    Layout layout_;
+    uint64_t tag_mask_, src_mask_, ctx_mask_;
+    unsigned src_shift_, ctx_shift_;
     uint32_t nprocs_;
     std::vector<Comm *> comms_;
+    Comm **comm_tab_ = nullptr; // comms_'s data and size (see Comm::slots)
+    size_t ncomms_ = 0;
     uint64_t inspected_ = 0;
     ObjPool<Node> nodes_;
 };

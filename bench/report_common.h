@@ -70,6 +70,9 @@ struct InlineInfo {
     const char *label, *models;
     // A new contender for trace t, or nullptr with err.
     std::unique_ptr<InlineReplay> (*make)(const vm_trace_t &t, std::string &err);
+    // A peer's design (nullptr for hash-inl): a new one in another layout than the default
+    // (vmatch_rank replays recorded traces in their own layout).
+    std::unique_ptr<InlineReplay> (*design)(const vmb::Layout &l, uint32_t nprocs);
 };
 
 // The inline contenders, in table order (report_inline.cc).

@@ -44,6 +44,12 @@ template <class Q> std::unique_ptr<InlineReplay> make_design(const vm_trace_t &t
     return std::unique_ptr<InlineReplay>(new DesignReplay<Q>(vmb::Layout(), t.nprocs));
 }
 
+template <class Q>
+std::unique_ptr<InlineReplay> make_design_in(const vmb::Layout &l, uint32_t nprocs)
+{
+    return std::unique_ptr<InlineReplay>(new DesignReplay<Q>(l, nprocs));
+}
+
 // The default engine through vmatch_inline.h (its classes, statistics and memory are the
 // library engine's: vm_wl_vmatch_backend's, with the inline post and arrival).
 class EngineReplay final : public InlineReplay
@@ -109,17 +115,17 @@ const std::vector<InlineInfo> &inline_engines()
     static const std::vector<InlineInfo> list = {
         {kHashInlineLabel,
          "the default engine through vmatch_inline.h, compiled into the replay loop",
-         make_engine},
+         make_engine, nullptr},
         {kOb1InlineLabel, "ob1's design (baseline_ob1.h) compiled into the replay loop",
-         make_design<vmb::Ob1Queue>},
+         make_design<vmb::Ob1Queue>, make_design_in<vmb::Ob1Queue>},
         {kUcxInlineLabel, "ucx's design (baseline_ucx.h) compiled into the replay loop",
-         make_design<vmb::UcxQueue>},
+         make_design<vmb::UcxQueue>, make_design_in<vmb::UcxQueue>},
         {kOb1CompactLabel,
          "ob1's algorithm with compact pooled nodes (baseline_ob1_compact.h), in the loop",
-         make_design<vmb::Ob1Compact>},
+         make_design<vmb::Ob1Compact>, make_design_in<vmb::Ob1Compact>},
         {kUcxCompactLabel,
          "UCX's algorithm with compact pooled nodes (baseline_ucx_compact.h), in the loop",
-         make_design<vmb::UcxCompact>},
+         make_design<vmb::UcxCompact>, make_design_in<vmb::UcxCompact>},
     };
     return list;
 }
