@@ -80,6 +80,8 @@ const std::vector<InlineInfo> &inline_engines();
 // The spec of hash-inl's engine (--inline-spec; "" is the default engine): false with why
 // when vmatch_create refuses it.
 bool set_inline_spec(const std::string &spec, std::string &why);
+// That spec ("": the default engine).
+const std::string &inline_spec();
 
 struct Engine {
     std::string label, spec, resolved, note;
@@ -204,6 +206,10 @@ struct Options {
     // and the terminal keeps a line per section and the tables alone.
     FILE *log = stdout;
     std::string summary; // --summary FILE: the target lines are appended there
+    // --traces DIR: the directories of recorded traces the headline's real-trace rows read
+    // ("": the source tree's workloads/traces); --no-traces: none.
+    std::string traces;
+    bool trace_rows = true;
 };
 
 // ---- the machine ----
@@ -318,6 +324,11 @@ void summarize(std::vector<Target> &out, const std::string &what,
 // A workload whose max q is at most this: a collective whose queues hold one or two entries
 // (the lean and headline targets judge these apart).
 constexpr uint64_t kShortQueue = 2;
+// A row of the queue generator (the queue-depth rows): not a collective, whatever its max q.
+inline bool queue_depth_row(const Row &row)
+{
+    return row.spec.rfind("queue ", 0) == 0;
+}
 
 // what, met when the median of a's time over b's within each repetition of row (time_ratio,
 // the figure) is at most bound.
