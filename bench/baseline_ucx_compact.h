@@ -91,10 +91,11 @@ class UcxCompact final
 
     VMB_INLINE int post(uint64_t bits, uint64_t care, void *req, void **msg_out)
     {
-        UNode *u = find_unexpected(bits, care);
+        uint32_t h;
+        UNode *u = find_unexpected(bits, care, h);
         if (u) {
             *msg_out = u->user;
-            drop(u, hash_of(u->tag));
+            drop(u, h);
             return VMATCH_MATCHED;
         }
         PNode *n = pnodes_.get();
@@ -130,12 +131,13 @@ class UcxCompact final
 
     VMB_INLINE int probe(uint64_t bits, uint64_t care, int remove, void **msg_out)
     {
-        UNode *u = find_unexpected(bits, care);
+        uint32_t h;
+        UNode *u = find_unexpected(bits, care, h);
         if (!u)
             return VMATCH_ENOTFOUND;
         *msg_out = u->user;
         if (remove)
-            drop(u, hash_of(u->tag));
+            drop(u, h);
         return VMATCH_MATCHED;
     }
 
@@ -202,11 +204,13 @@ class UcxCompact final
     }
 
     // The oldest unexpected message a receive (bits, care) takes: its bucket's list when
-    // the mask is full, else the list of all.
-    VMB_INLINE UNode *find_unexpected(uint64_t bits, uint64_t care)
+    // the mask is full, else the list of all.  h: its bucket (hashed once for an exact
+    // receive, from the message's tag for a wildcard one that found it).
+    VMB_INLINE UNode *find_unexpected(uint64_t bits, uint64_t care, uint32_t &h)
     {
         if (care == full_) {
-            for (UNode *u = unexp_[hash_of(bits)].head; u; u = u->hnext) {
+            h = hash_of(bits);
+            for (UNode *u = unexp_[h].head; u; u = u->hnext) {
                 inspected_++;
                 if (u->tag == bits)
                     return u;
@@ -215,8 +219,10 @@ class UcxCompact final
         }
         for (UNode *u = all_.head; u; u = u->anext) {
             inspected_++;
-            if (((u->tag ^ bits) & care) == 0)
+            if (((u->tag ^ bits) & care) == 0) {
+                h = hash_of(u->tag);
                 return u;
+            }
         }
         return nullptr;
     }
