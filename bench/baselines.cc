@@ -1,8 +1,10 @@
 // baselines.cc -- the registry of comparators (baseline.h), in table order, and the factories
-// of the designs defined as classes in headers (ob1, ucx).
+// of the designs defined as classes in headers (ob1, ucx and their compact forms).
 #include "baseline.h"
 #include "baseline_ob1.h"
+#include "baseline_ob1_compact.h"
 #include "baseline_ucx.h"
+#include "baseline_ucx_compact.h"
 
 namespace vmb
 {
@@ -15,6 +17,29 @@ std::unique_ptr<Baseline> make_ob1(const Layout &layout, uint32_t nprocs)
 std::unique_ptr<Baseline> make_ucx(const Layout &layout, uint32_t nprocs)
 {
     return std::unique_ptr<Baseline>(new BaselineOf<UcxQueue>(layout, nprocs));
+}
+
+std::unique_ptr<Baseline> make_ob1_compact(const Layout &layout, uint32_t nprocs)
+{
+    return std::unique_ptr<Baseline>(new BaselineOf<Ob1Compact>(layout, nprocs));
+}
+
+std::unique_ptr<Baseline> make_ucx_compact(const Layout &layout, uint32_t nprocs)
+{
+    return std::unique_ptr<Baseline>(new BaselineOf<UcxCompact>(layout, nprocs));
+}
+
+const std::vector<BaselineInfo> &compact_baselines()
+{
+    static const std::vector<BaselineInfo> list = {
+        {"ob1-compact",
+         "ob1's algorithm, per-source list heads indexed by source, 32-byte pooled nodes",
+         make_ob1_compact},
+        {"ucx-compact",
+         "UCX's algorithm, 1021 buckets of 40-byte pooled nodes holding tag, mask, sequence",
+         make_ucx_compact},
+    };
+    return list;
 }
 
 const std::vector<BaselineInfo> &baselines()

@@ -145,10 +145,17 @@ const std::vector<vmr::SectionSpec> kDesigns = {
     {"cluster", "policy=cluster storage=llv", true},
     {"unified", "policy=unified storage=llv", false},
 };
-// The peers: the shipped libraries' designs, called per operation and compiled into the loop.
+// The peers: the shipped libraries' designs, called per operation and compiled into the loop,
+// and their algorithms with compact nodes (what a new library would write), in the loop.
 const std::vector<vmr::SectionSpec> kPeers = {
-    {"mpich", nullptr, false},   {"ob1", nullptr, false},     {"ucx", nullptr, false},
-    {"ob1-inl", nullptr, false}, {"ucx-inl", nullptr, false},
+    {"mpich", nullptr, false},
+    {"ob1", nullptr, false},
+    {"ucx", nullptr, false},
+    {"ob1-inl", nullptr, false},
+    {"ucx-inl", nullptr, false},
+    // The same algorithms written compactly (baseline_*_compact.h), inline as well.
+    {vmr::kOb1CompactLabel, nullptr, false},
+    {vmr::kUcxCompactLabel, nullptr, false},
 };
 
 } // namespace

@@ -5,8 +5,6 @@
 // the traces' layout (the report's use the default one).
 #include "rank.h"
 
-#include "baseline_ob1.h"
-#include "baseline_ucx.h"
 #include "replay_calls.h"
 #include "replay_inline.h"
 
@@ -53,13 +51,9 @@ std::unique_ptr<vmr::Instance> instance(const Candidate &c, const RunShape &shap
         vmr::fill_backend<vmr::BaselineCalls>(in->b, in->bl.get());
         set_layout(in->b, shape.layout);
         in->b.sample = vmr::BaselineCalls::sample;
-    } else if (c.en.inl && c.en.label == vmr::kOb1InlineLabel) {
+    } else if (c.en.inl && c.en.inl->design) { // a peer's design inline, in the traces' layout
         in.reset(new vmr::Instance());
-        in->ir.reset(new vmr::DesignReplay<vmb::Ob1Queue>(shape.layout, shape.nprocs));
-        in->b = in->ir->b;
-    } else if (c.en.inl && c.en.label == vmr::kUcxInlineLabel) {
-        in.reset(new vmr::Instance());
-        in->ir.reset(new vmr::DesignReplay<vmb::UcxQueue>(shape.layout, shape.nprocs));
+        in->ir = c.en.inl->design(shape.layout, shape.nprocs);
         in->b = in->ir->b;
     } else {
         std::string prof;

@@ -41,11 +41,15 @@ constexpr const char *kHashSpec = "policy=hash storage=llv";
 constexpr const char *kRecorderSpec = "policy=single storage=llv profile.record=on";
 
 // The contenders compiled into the replay loop (report_inline.cc): the default engine
-// through vmatch_inline.h and the ob1 and UCX designs called as their classes.  The
-// headline table compares the first with the fastest of the others, row by row.
+// through vmatch_inline.h, the ob1 and UCX designs called as their classes (the libraries'
+// request objects modelled), and the same algorithms written compactly (match fields in
+// pooled nodes).  The headline compares the first with the fastest of the four peers, row
+// by row, and with the faster of the two faithful ones.
 constexpr const char *kHashInlineLabel = "hash-inl";
 constexpr const char *kOb1InlineLabel = "ob1-inl";
 constexpr const char *kUcxInlineLabel = "ucx-inl";
+constexpr const char *kOb1CompactLabel = "ob1-compact";
+constexpr const char *kUcxCompactLabel = "ucx-compact";
 
 // ---- engines ----
 
@@ -66,6 +70,9 @@ struct InlineInfo {
     const char *label, *models;
     // A new contender for trace t, or nullptr with err.
     std::unique_ptr<InlineReplay> (*make)(const vm_trace_t &t, std::string &err);
+    // A peer's design (nullptr for hash-inl): a new one in another layout than the default
+    // (vmatch_rank replays recorded traces in their own layout).
+    std::unique_ptr<InlineReplay> (*design)(const vmb::Layout &l, uint32_t nprocs);
 };
 
 // The inline contenders, in table order (report_inline.cc).
@@ -73,6 +80,8 @@ const std::vector<InlineInfo> &inline_engines();
 // The spec of hash-inl's engine (--inline-spec; "" is the default engine): false with why
 // when vmatch_create refuses it.
 bool set_inline_spec(const std::string &spec, std::string &why);
+// That spec ("": the default engine).
+const std::string &inline_spec();
 
 struct Engine {
     std::string label, spec, resolved, note;
@@ -197,6 +206,10 @@ struct Options {
     // and the terminal keeps a line per section and the tables alone.
     FILE *log = stdout;
     std::string summary; // --summary FILE: the target lines are appended there
+    // --traces DIR: the directories of recorded traces the headline's real-trace rows read
+    // ("": the source tree's workloads/traces); --no-traces: none.
+    std::string traces;
+    bool trace_rows = true;
 };
 
 // ---- the machine ----
@@ -311,6 +324,11 @@ void summarize(std::vector<Target> &out, const std::string &what,
 // A workload whose max q is at most this: a collective whose queues hold one or two entries
 // (the lean and headline targets judge these apart).
 constexpr uint64_t kShortQueue = 2;
+// A row of the queue generator (the queue-depth rows): not a collective, whatever its max q.
+inline bool queue_depth_row(const Row &row)
+{
+    return row.spec.rfind("queue ", 0) == 0;
+}
 
 // what, met when the median of a's time over b's within each repetition of row (time_ratio,
 // the figure) is at most bound.

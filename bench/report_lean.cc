@@ -35,7 +35,7 @@ void short_queues(std::vector<Target> &out, const Report &rep, size_t d, const c
     std::vector<Judged> rows;
     std::vector<std::string> without;
     for (const Row &row : rep.rows()) {
-        if (row.sweep || row.ref.max_pending > kShortQueue)
+        if (row.sweep || row.ref.max_pending > kShortQueue || queue_depth_row(row))
             continue;
         double m, sp;
         if (d >= row.cells.size() || v >= row.cells.size() ||

@@ -1,6 +1,7 @@
 // report_memory.cc -- the memory section of vmatch_report (issue 26): every library engine's
 // bytes when created, at the peak of a burst, once the burst drained, and after quiet
-// traffic that follows it, beside the MPICH-, ob1- and UCX-style baselines.
+// traffic that follows it, beside the MPICH-, ob1- and UCX-style baselines and the compact
+// peers of the headline (ob1-compact, ucx-compact).
 //
 // A burst queues one entry for each of P - 1 sources x 4 tags in a random order (receives
 // first: posted; or messages first: unexpected) and matches them in another random order;
@@ -137,7 +138,11 @@ const std::vector<SectionSpec> kSpecs = {{"hash (default)", "", false},
                                          {"unified", "policy=unified", false},
                                          {"mpich", nullptr, false},
                                          {"ob1", nullptr, false},
-                                         {"ucx", nullptr, false}};
+                                         {"ucx", nullptr, false},
+                                         // The compact peers (the headline's): their node
+                                         // pools, tables and per-source arrays.
+                                         {kOb1CompactLabel, nullptr, false},
+                                         {kUcxCompactLabel, nullptr, false}};
 
 } // namespace
 
@@ -148,7 +153,7 @@ MemorySection run_memory_section(const Options &o)
                     "after quiet traffic");
     std::vector<Engine> engines = section_engines("memory", kSpecs, m.notes);
     for (const Engine &en : engines)
-        m.rows.push_back({en.label, en.resolved, en.base != nullptr, {}});
+        m.rows.push_back({en.label, en.resolved, en.base != nullptr || en.inl != nullptr, {}});
     for (const Case &c : kCases) {
         m.cases.push_back(c.name);
         vm_trace_t t;

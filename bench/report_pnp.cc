@@ -68,6 +68,8 @@ const PnpSpec kPnpGatherSpecs[] = {
     {kHashInlineLabel, nullptr, false, false},
     {kOb1InlineLabel, nullptr, false, false},
     {kUcxInlineLabel, nullptr, false, false},
+    {kOb1CompactLabel, nullptr, false, false},
+    {kUcxCompactLabel, nullptr, false, false},
 };
 
 // The gather repeated 5 times (iters=5: FDS gathers at every time step; each iteration ends

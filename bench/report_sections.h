@@ -117,13 +117,31 @@ std::vector<Target> lean_targets(const Report *rep, const Section *pnp);
 
 // ---- the headline: vmatch's embedding path against the inline peers ----
 
-// The table of hash-inl (the default engine through vmatch_inline.h) against the faster
-// of ob1-inl and ucx-inl on each row of the workload table (rep) and of the pnp section's
-// part (a) (pnp); either may be null.  Nothing when neither has the inline contenders.
-// report_inline.cc.
-void print_headline(FILE *f, const Report *rep, const Section *pnp, bool legend);
+// The real-trace rows (report_traces.cc): every directory under dir (--traces, default the
+// source tree's workloads/traces) holding trace.RANK.gz (or trace.RANK) files is one row,
+// "trace DIR", its time the sum over the ranks, each rank replayed on its own engine in the
+// traces' layout and nprocs (as vmatch_rank does), on hash-inl and the four inline peers.
+struct TraceRows {
+    bool ran = false;
+    std::string dir;
+    std::vector<Engine> engines;
+    std::vector<Row> rows;
+    std::vector<std::string> notes; // directories left out, and why
+};
+TraceRows run_trace_rows(const Options &o);
+// The directory run_trace_rows reads without --traces.
+std::string default_traces_dir();
+
+// The table of hash-inl (the default engine through vmatch_inline.h) against the fastest
+// of the four inline peers (ob1-inl, ucx-inl, ob1-compact, ucx-compact), and against the
+// faster of ob1-inl and ucx-inl, on each row of the workload table (rep), of the pnp
+// section's part (a) (pnp) and of the real traces (tr); any may be null.  Nothing when none
+// has the inline contenders.  report_headline.cc.
+void print_headline(FILE *f, const Report *rep, const Section *pnp, const TraceRows *tr,
+                    bool legend);
 // Its targets, "headline: ..." lines.
-std::vector<Target> headline_targets(const Report *rep, const Section *pnp);
+std::vector<Target> headline_targets(const Report *rep, const Section *pnp,
+                                     const TraceRows *tr);
 
 // ---- the tag-perf section ----
 

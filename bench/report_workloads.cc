@@ -38,6 +38,15 @@ const Workload kSuite[] = {
     {"alltoall-pairwise", "alltoall-pairwise P=256 calls=40"},
     {"barrier-flat", "barrier-flat P=256 calls=40"},
     {"mixed", "mixed P=512 k=26 steps=200"},
+    // Queue depth (the headline's targets name them): an exact pair on queues of 1 and 8
+    // entries of one source, forward; 4096 exact entries matched in reverse (tag-perf's
+    // n = 4096).
+    {"forward 1 posted", "queue depth=1 side=posted order=forward rounds=20000"},
+    {"forward 1 unexpected", "queue depth=1 side=unexpected order=forward rounds=20000"},
+    {"forward 8 posted", "queue depth=8 side=posted order=forward rounds=2500"},
+    {"forward 8 unexpected", "queue depth=8 side=unexpected order=forward rounds=2500"},
+    {"reverse PRQ 4096", "queue depth=4096 side=posted order=reverse rounds=2"},
+    {"reverse UMQ 4096", "queue depth=4096 side=unexpected order=reverse rounds=2"},
 };
 
 // --full: the large sizes (list designs take seconds per replay here).
@@ -62,6 +71,15 @@ const Workload kFullSuite[] = {
     {"alltoall-pairwise", "alltoall-pairwise P=4096 calls=10"},
     {"barrier-flat", "barrier-flat P=4096 calls=10"},
     {"mixed", "mixed P=4096 k=26 steps=1000"},
+    // Queue depth (the headline's targets name them): an exact pair on queues of 1 and 8
+    // entries of one source, forward; 4096 exact entries matched in reverse (tag-perf's
+    // n = 4096).
+    {"forward 1 posted", "queue depth=1 side=posted order=forward rounds=20000"},
+    {"forward 1 unexpected", "queue depth=1 side=unexpected order=forward rounds=20000"},
+    {"forward 8 posted", "queue depth=8 side=posted order=forward rounds=2500"},
+    {"forward 8 unexpected", "queue depth=8 side=unexpected order=forward rounds=2500"},
+    {"reverse PRQ 4096", "queue depth=4096 side=posted order=reverse rounds=2"},
+    {"reverse UMQ 4096", "queue depth=4096 side=unexpected order=reverse rounds=2"},
 };
 
 // The plot: hot-spot gathers, receives pre-posted in random order, over P.
@@ -162,7 +180,7 @@ namespace
 {
 
 // The widths of the table's columns: the workload, and each engine.
-const int kNameW = 27, kCellW = 10;
+const int kNameW = 27, kCellW = 11;
 
 void column_heads(FILE *f, const std::vector<Engine> &en, const char *ops)
 {

@@ -10,13 +10,16 @@
 // baseline runs once with its AVX-512BW compare (when the CPU has it) and once scalar.
 //
 // The ob1 and UCX designs run twice: behind the virtual calls (the baselines ob1, ucx) and
-// as their classes called directly (ob1-inl, ucx-inl, the report's inline baselines).
+// as their classes called directly (ob1-inl, ucx-inl, the report's inline baselines); so do
+// their compact forms (ob1-compact, ucx-compact).
 //
 // Environment: VMATCH_SEED (base seed), VMATCH_DIFF_OPS (operations per run, default
 // 50000).  A mismatch prints the baseline, the layout, the seed and the operation index.
 #include "baseline.h"
 #include "baseline_ob1.h"
+#include "baseline_ob1_compact.h"
 #include "baseline_ucx.h"
+#include "baseline_ucx_compact.h"
 
 extern "C" {
 #include "ref.h"
@@ -326,7 +329,10 @@ int main()
     const char *o = getenv("VMATCH_DIFF_OPS");
     uint64_t nops = o ? strtoull(o, nullptr, 0) : 50000;
     printf("test_baselines: seed 0x%" PRIx64 ", %" PRIu64 " ops per run\n", seed, nops);
-    for (const vmb::BaselineInfo &bi : vmb::baselines()) {
+    std::vector<vmb::BaselineInfo> all = vmb::baselines();
+    for (const vmb::BaselineInfo &bi : vmb::compact_baselines())
+        all.push_back(bi);
+    for (const vmb::BaselineInfo &bi : all) {
         run_fixed(bi.make(vmb::Layout(), 16).get(), bi.name);
         bool fuzzy = !strcmp(bi.name, "fuzzy");
         for (const Case &cs : kLayouts) {
@@ -342,6 +348,8 @@ int main()
     }
     run_inline<vmb::Ob1Queue>("ob1-inl", seed, nops);
     run_inline<vmb::UcxQueue>("ucx-inl", seed, nops);
+    run_inline<vmb::Ob1Compact>("ob1-compact inline", seed, nops);
+    run_inline<vmb::UcxCompact>("ucx-compact inline", seed, nops);
     printf("test_baselines: %u passed, %u failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
 }

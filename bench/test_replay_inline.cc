@@ -11,7 +11,9 @@
 //
 // Environment: VMATCH_SEED (base seed), VMATCH_DIFF_OPS (operations per trace, default 20000).
 #include "baseline_ob1.h"
+#include "baseline_ob1_compact.h"
 #include "baseline_ucx.h"
+#include "baseline_ucx_compact.h"
 #include "replay_inline.h"
 
 extern "C" {
@@ -185,6 +187,8 @@ int main()
         ref_fini(&ref);
         check_design<vmb::Ob1Queue>("ob1-inl", t, want, g);
         check_design<vmb::UcxQueue>("ucx-inl", t, want, g);
+        check_design<vmb::Ob1Compact>("ob1-compact", t, want, g);
+        check_design<vmb::UcxCompact>("ucx-compact", t, want, g);
         check_engine(t, want, g);
         vm_trace_free(&t);
     }

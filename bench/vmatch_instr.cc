@@ -6,6 +6,8 @@
 //            call    the default engine through vmatch.h's library calls (vmatch_post/arrive)
 //            ucx     the UCX design (baseline_ucx.h) compiled into the loop
 //            ob1     the ob1 design (baseline_ob1.h) compiled into the loop
+//            ucx-compact, ob1-compact  the same algorithms with compact pooled nodes
+//                    (baseline_ucx_compact.h, baseline_ob1_compact.h), in the loop
 //     QUEUE  0  each pair on empty queues: the receive queues, its message takes it
 //            1  the same behind one receive of the same source and another tag, queued for
 //               the whole run (a list design steps over it)
@@ -19,7 +21,9 @@
 // difference by the difference of the pairs, so set-up and first-entry costs cancel.  Every
 // match is checked: a wrong payload makes the exit status 1.
 #include "baseline_ob1.h"
+#include "baseline_ob1_compact.h"
 #include "baseline_ucx.h"
+#include "baseline_ucx_compact.h"
 #include "replay_inline.h"
 
 #include <chrono>
@@ -145,7 +149,9 @@ template <class Calls> int measure_engine(const char *path, int queue, size_t pa
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: vmatch_instr inline|split|call|ucx|ob1 0|1|8 PAIRS\n");
+        fprintf(stderr,
+                "usage: vmatch_instr inline|split|call|ucx|ob1|ucx-compact|ob1-compact 0|1|8 "
+                "PAIRS\n");
         return 2;
     }
     std::string path = argv[1];
@@ -167,6 +173,10 @@ int main(int argc, char **argv)
         return measure_design<vmb::UcxQueue>("ucx", queue, pairs);
     if (path == "ob1")
         return measure_design<vmb::Ob1Queue>("ob1", queue, pairs);
+    if (path == "ucx-compact")
+        return measure_design<vmb::UcxCompact>("ucxc", queue, pairs);
+    if (path == "ob1-compact")
+        return measure_design<vmb::Ob1Compact>("ob1c", queue, pairs);
     fprintf(stderr, "vmatch_instr: unknown PATH %s\n", path.c_str());
     return 2;
 }

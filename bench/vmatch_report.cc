@@ -65,6 +65,7 @@ static void usage(FILE *f)
         "                     [--only TEXT] [--engines L1,L2,...] [--inline-spec SPEC]\n"
         "                     [--no-pnp | --pnp-only]\n"
         "                     [--no-tagperf | --tagperf-only] [--log FILE] [--summary FILE]\n"
+        "                     [--traces DIR] [--no-traces | --traces-only]\n"
         "       vmatch_report --machine | --list\n"
         "  --full        the large sizes (slow: list designs take seconds per replay), and a\n"
         "                longer pnp section (one-shot gathers, more thresholds, pnp.move=off\n"
@@ -91,6 +92,10 @@ static void usage(FILE *f)
         "                run only it\n"
         "  --no-memory   leave out the memory section (bytes created, at a burst's peak,\n"
         "                drained and after quiet traffic); --memory-only: run only it\n"
+        "  --traces DIR  the headline's real-trace rows: each directory in DIR holding\n"
+        "                trace.RANK.gz files (one per rank) is a row (default: the source\n"
+        "                tree's workloads/traces); --no-traces: none; --traces-only: only\n"
+        "                those rows\n"
         "  --log FILE    the progress of every workload and the tables with their legends go\n"
         "                to FILE; the terminal gets a line per section and the bare tables\n"
         "  --summary FILE  append the target lines (met / missed) to FILE instead of printing\n"
@@ -111,11 +116,12 @@ static void usage(FILE *f)
         "reverse order; ns per match for hash, single+llv, ucx, ob1 and mpich, and the mean\n"
         "growth of the time per doubling of n for n >= 16.\n"
         "The headline (after the pnp section): hash-inl, the default engine through\n"
-        "vmatch_inline.h, against the faster of ob1-inl and ucx-inl, the ob1 and UCX designs,\n"
-        "all three compiled into the replay loop (the other columns are called per "
-        "operation),\n"
-        "on the rows of the workload table and of the pnp gathers (\"headline: ...\" "
-        "targets).\n"
+        "vmatch_inline.h, against the fastest of four peers compiled into the same loop:\n"
+        "ob1-inl and ucx-inl (the ob1 and UCX designs with their request objects) and\n"
+        "ob1-compact and ucx-compact (the same algorithms with compact pooled nodes); the\n"
+        "faster of ob1-inl and ucx-inl is a second column.  Rows: the workload table (its\n"
+        "queue-depth rows among them), the pnp gathers and the real traces (\"headline:\n"
+        "...\" targets).\n"
         "The engine hash (policy=hash storage=llv) joins every section where this build has\n"
         "it; the hash targets (\"hash: ...\") are judged on it, or say \"not measured\".\n"
         "Environment: VMATCH_REPORT_SPECS='label=spec;...' adds library engines;\n"
@@ -142,11 +148,9 @@ static FILE *open_log(const char *path)
 static const struct {
     const char *name;
     bool Options::*on;
-} kSections[] = {{"pnp", &Options::pnp},
-                 {"tagperf", &Options::tagperf},
-                 {"cluster", &Options::cluster},
-                 {"unified", &Options::unified},
-                 {"memory", &Options::memory}};
+} kSections[] = {{"pnp", &Options::pnp},         {"tagperf", &Options::tagperf},
+                 {"cluster", &Options::cluster}, {"unified", &Options::unified},
+                 {"memory", &Options::memory},   {"traces", &Options::trace_rows}};
 
 // --no-NAME or --NAME-only of kSections: o set, true; else false.
 static bool section_arg(const std::string &a, Options &o)
@@ -191,6 +195,8 @@ static bool parse_args(int argc, char **argv, Options &o, bool &help)
             o.budget_s = atof(argv[++i]);
         } else if (a == "--only" && more) {
             o.only = argv[++i];
+        } else if (a == "--traces" && more) {
+            o.traces = argv[++i];
         } else if (a == "--inline-spec" && more) {
             o.inline_spec = argv[++i];
         } else if (a == "--engines" && more) {
@@ -350,10 +356,13 @@ int main(int argc, char **argv)
     // The headline: the workload table's rows and part (a) of the pnp section's, inline.
     const Report *main_rep = o.main_suite ? &rep : nullptr;
     const Section *pnp_sec = o.pnp ? &pnp : nullptr;
-    print_headline(o.log, main_rep, pnp_sec, true);
+    TraceRows trace_rows;
+    if (o.trace_rows)
+        trace_rows = run_trace_rows(o);
+    print_headline(o.log, main_rep, pnp_sec, &trace_rows, true);
     if (brief)
-        print_headline(stdout, main_rep, pnp_sec, false);
-    std::vector<Target> head = headline_targets(main_rep, pnp_sec);
+        print_headline(stdout, main_rep, pnp_sec, &trace_rows, false);
+    std::vector<Target> head = headline_targets(main_rep, pnp_sec, &trace_rows);
     targets.insert(targets.begin(), head.begin(), head.end());
     TagPerf tp;
     if (o.tagperf &&
@@ -411,7 +420,7 @@ int main(int argc, char **argv)
                 fprintf(tf, "note: %s\n", n.c_str());
             if (o.pnp)
                 print_pnp_section(tf, pnp, true);
-            print_headline(tf, main_rep, pnp_sec, true);
+            print_headline(tf, main_rep, pnp_sec, &trace_rows, true);
             if (tp.ran)
                 print_tagperf(tf, tp, true);
             if (o.cluster)
@@ -449,6 +458,9 @@ int main(int argc, char **argv)
             for (const Cell &c : row.cells)
                 wrong |= c.wrong;
     }
+    for (const Row &row : trace_rows.rows)
+        for (const Cell &c : row.cells)
+            wrong |= c.wrong;
     for (const MemRow &row : mem.rows)
         for (const MemCell &c : row.cells)
             wrong |= c.wrong;

@@ -18,7 +18,8 @@ vmatch_deps() {
 }
 
 # Packages every build needs.
-VMATCH_BUILD_DEPS="cmake make gcc g++ pkg-config libnuma-dev libbenchmark-dev"
+# zlib1g-dev: vmatch_report reads the compressed recorded traces of workloads/traces.
+VMATCH_BUILD_DEPS="cmake make gcc g++ pkg-config libnuma-dev libbenchmark-dev zlib1g-dev"
 
 # The ThreadSanitizer runtime of GCC 12 (scripts/test's pass over the threaded tests).
 VMATCH_TSAN_DEPS="libtsan2"

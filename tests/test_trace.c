@@ -61,6 +61,7 @@ static void test_round_trip(void)
         "mixed P=27 steps=6",
         "allreduce-rm P=11 calls=3",
         "bcast-pipeline P=4 bytes=100000 calls=2",
+        "queue depth=5 side=unexpected order=reverse rounds=2",
     };
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         vm_trace_t a, b;

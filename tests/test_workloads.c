@@ -264,6 +264,38 @@ static void test_mixed(void)
     vm_trace_free(&t);
 }
 
+/* Queue depth: one side filled to depth, matched forward or in reverse, round after round. */
+static void test_queue(void)
+{
+    result_t r;
+    vm_trace_t t = run_ref("queue depth=8 side=posted order=forward rounds=3", &r);
+    check_drained("queue posted forward", &r);
+    CHECK_EQ(r.m.max_prq, 8);
+    CHECK_EQ(r.m.max_umq, 0);
+    CHECK_EQ(r.m.matched, 24);
+    CHECK_EQ(t.n, 48);
+    /* Receives tags 0..7, then their messages in the same order; round 2 starts at 16. */
+    CHECK(t.ops[0].kind == VM_TRACE_POST && t.ops[0].src == 1 && t.ops[0].tag == 0);
+    CHECK(t.ops[8].kind == VM_TRACE_ARRIVE && t.ops[8].tag == 0);
+    CHECK(t.ops[15].kind == VM_TRACE_ARRIVE && t.ops[15].tag == 7);
+    CHECK(t.ops[16].kind == VM_TRACE_POST && t.ops[16].tag == 0);
+    double forward = r.m.mean_search_len;
+    free(r.out);
+    vm_trace_free(&t);
+    /* Messages first, receives in the reverse order: the UMQ holds them all. */
+    t = run_ref("queue depth=8 side=unexpected order=reverse rounds=3 src=5 P=6", &r);
+    check_drained("queue unexpected reverse", &r);
+    CHECK_EQ(r.m.max_umq, 8);
+    CHECK_EQ(r.m.max_prq, 0);
+    CHECK(t.ops[0].kind == VM_TRACE_ARRIVE && t.ops[0].src == 5 && t.ops[0].tag == 0);
+    CHECK(t.ops[8].kind == VM_TRACE_POST && t.ops[8].tag == 7);
+    CHECK(t.ops[15].kind == VM_TRACE_POST && t.ops[15].tag == 0);
+    CHECK(r.m.mean_search_len == forward); /* the same queue lengths, the other side */
+    CHECK_EQ(t.nprocs, 6);
+    free(r.out);
+    vm_trace_free(&t);
+}
+
 /* Each collective: receives per call as the algorithm posts them, drained queues. */
 static void test_collectives(void)
 {
@@ -332,6 +364,7 @@ static void test_determinism(void)
 {
     static const char *const specs[] = {"gather P=32 m=2", "master P=8 tasks=200",
                                         "allreduce-rm P=30 calls=4", "mixed P=27 steps=4"};
+    /* (queue takes no randomness: its seed changes nothing, so it is not among these) */
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         vm_trace_t a, b, c;
         char spec2[128];
@@ -385,6 +418,9 @@ static void test_specs(void)
         {"allreduce-rd P=4 rank=4", "allreduce-rd: rank 4 is not below P=4"},
         {"allreduce-rm k=9", "allreduce-rm: k must be a number from 1 to 8, got '9'"},
         {"alltoall-linear P=20000 calls=1000", "more than 16777216 operations"},
+        {"queue src=2 P=2", "queue: src 2 is not below P=2"},
+        {"queue side=both", "queue: side must be one of posted, unexpected, got 'both'"},
+        {"queue depth=1048576 rounds=16", "queue: 2*depth*rounds = 33554432 operations"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         vm_trace_init(&t);
@@ -399,7 +435,7 @@ static void test_specs(void)
     }
     size_t n;
     const vm_wl_gen_info_t *info = vm_wl_generators(&n);
-    CHECK_EQ(n, 17);
+    CHECK_EQ(n, 18);
     CHECK(strcmp(info[0].name, "gather") == 0);
     CHECK(strstr(info[0].params, "order=random|reverse|rr") != NULL);
 }
@@ -512,6 +548,7 @@ int main(void)
     test_master();
     test_mixed();
     test_collectives();
+    test_queue();
     test_determinism();
     test_specs();
     test_engines();

@@ -1,5 +1,6 @@
 /* gen.c -- the generator registry, spec parsing, random numbers and the event scheduler
- * (gen.h, gen_internal.h).  The generators themselves are in gen_p2p.c and gen_coll.c. */
+ * (gen.h, gen_internal.h).  The generators themselves are in gen_p2p.c, gen_coll.c and
+ * gen_queue.c. */
 #include "gen_internal.h"
 
 #include "vmatch.h"
@@ -142,9 +143,9 @@ void wl_emit(wl_gen_ctx_t *g)
 /** The generator called name, or NULL. */
 static const wl_gen_t *find_gen(const char *name, size_t len)
 {
-    const wl_gen_t *tabs[2] = {wl_p2p_gens, wl_coll_gens};
-    size_t ns[2] = {wl_n_p2p_gens, wl_n_coll_gens};
-    for (int t = 0; t < 2; t++)
+    const wl_gen_t *tabs[3] = {wl_p2p_gens, wl_coll_gens, wl_queue_gens};
+    size_t ns[3] = {wl_n_p2p_gens, wl_n_coll_gens, wl_n_queue_gens};
+    for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < ns[t]; i++)
             if (strlen(tabs[t][i].name) == len && !memcmp(tabs[t][i].name, name, len))
                 return &tabs[t][i];
@@ -199,9 +200,9 @@ const vm_wl_gen_info_t *vm_wl_generators(size_t *n)
     static char params[MAXGENS][PLEN];
     static size_t count;
     if (!count) {
-        const wl_gen_t *tabs[2] = {wl_p2p_gens, wl_coll_gens};
-        size_t ns[2] = {wl_n_p2p_gens, wl_n_coll_gens};
-        for (int t = 0; t < 2; t++)
+        const wl_gen_t *tabs[3] = {wl_p2p_gens, wl_coll_gens, wl_queue_gens};
+        size_t ns[3] = {wl_n_p2p_gens, wl_n_coll_gens, wl_n_queue_gens};
+        for (int t = 0; t < 3; t++)
             for (size_t i = 0; i < ns[t] && count < MAXGENS; i++, count++) {
                 param_summary(&tabs[t][i], params[count], PLEN);
                 info[count] =

@@ -122,10 +122,12 @@ struct wl_gen {
     const void *data; /* generator-specific (the collective algorithm) */
 };
 
-/* The tables of gen_p2p.c and gen_coll.c. */
+/* The tables of gen_p2p.c, gen_coll.c and gen_queue.c. */
 extern const wl_gen_t wl_p2p_gens[];
 extern const size_t wl_n_p2p_gens;
 extern const wl_gen_t wl_coll_gens[];
 extern const size_t wl_n_coll_gens;
+extern const wl_gen_t wl_queue_gens[];
+extern const size_t wl_n_queue_gens;
 
 #endif
