@@ -4,7 +4,8 @@
  * Time is counted in operations, so that the rule is deterministic: the engine's sequence
  * numbers (one per post and arrival, inline calls included).  A side whose growing table
  * has more than VM_HASH_MIN buckets is watched in windows of hash.shrink operations (4096
- * by default), or hash.shrink / 1024 per bucket (4) for tables of more than 1024 buckets.
+ * by default), or hash.shrink / 1024 per bucket (4) for tables of more than 1024 buckets, at
+ * most 8 x hash.shrink.
  * A window is busy when the side's count reached its mark, a sixteenth of what the table
  * holds at its load (at its start, or when an append brought it there), and quiet
  * otherwise; after QUIET quiet windows in a row the table shrinks to an eighth (so that it
@@ -18,7 +19,9 @@
  * The price of a shrink is paid when a burst comes back: the table grows again in fresh
  * memory, about 50 ns per bucket of the old table on the machine of docs/hash.md (page
  * faults and zeroing), so the windows grow with the table: a burst that comes back within
- * about 8 operations per bucket never pays it.
+ * about 8 operations per bucket never pays it, up to tables of 8192 buckets; larger tables
+ * keep windows of 8 x hash.shrink operations (32768), so that even the largest burst's
+ * table goes back within 100 000 quiet operations (issue 35's memory target).
  *
  * What it costs the fast paths: an append whose sequence number passes the side's check
  * (the earlier end of the two sides' windows) is the library's, once per window, which
@@ -31,6 +34,7 @@
 #define QUIET        2u
 #define SHRINK_SHIFT 3 /* a shrink divides the buckets by 8 */
 #define MARK_SHIFT   4 /* the mark: a sixteenth of the entries at which the table grows */
+#define WINDOW_MAX   8 /* windows of at most 8 x hash.shrink operations (32768) */
 
 void vm_hash_pair(vm_hash_t *h)
 {
@@ -116,7 +120,8 @@ static void window_over(vm_hash_t *s, uint64_t seq)
     s->mark = mark_of(s);
     s->busy = s->base.count >= s->mark; /* a window that starts at the mark is busy */
     uint64_t n = s->hc->shrink, per = n * s->base.nb / 1024;
-    s->end = seq + (per > n ? per : n);
+    per = per < n ? n : per > WINDOW_MAX * n ? WINDOW_MAX * n : per;
+    s->end = seq + per;
 }
 
 void vm_hash_check(vm_hash_t *h, uint64_t seq)
