@@ -16,10 +16,10 @@
  * Tags are packed as Open MPI 4.1's pml/ucx packs them (tag 63..40, source 39..20,
  * communicator 19..0): the engine may be given layout=ompi-ucx.
  *
- * Usage: instr MODE D ITERATIONS [recv-first|send-first].  The iterations run in pingpong_loop, a function of its
- * own, so that `valgrind --tool=callgrind --toggle-collect=pingpong_loop` counts them
- * alone; the program prints the wall time per iteration (for perf record, a long run).
- * UCX_TLS=self is set unless the caller set UCX_TLS.
+ * Usage: instr MODE D ITERATIONS [recv-first|send-first].  The iterations run in pingpong_loop,
+ * a function of its own, so that `valgrind --tool=callgrind --toggle-collect=pingpong_loop`
+ * counts them alone; the program prints the wall time per iteration (for perf record, a long
+ * run). UCX_TLS=self is set unless the caller set UCX_TLS.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -31,13 +31,16 @@
 
 enum { PING = 0, FILLER = 1000 };
 
-#define SRC_MASK (0xfffffull << 20)
+#define SRC_MASK  (0xfffffull << 20)
 #define FULL_MASK (~0ull)
 
 static ucp_worker_h worker;
 static ucp_ep_h ep;
 
-static uint64_t make_tag(int tag) { return ((uint64_t)tag << 40) | (1ull << 20) | 5u; }
+static uint64_t make_tag(int tag)
+{
+    return ((uint64_t)tag << 40) | (1ull << 20) | 5u;
+}
 
 static void die(const char *what, ucs_status_t st)
 {
@@ -124,7 +127,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], modes[m]) == 0)
             mode = m;
     if (mode >= 0)
-        recv_first = argc == 4 ? mode == 0
+        recv_first = argc == 4                            ? mode == 0
                      : strcmp(argv[4], "recv-first") == 0 ? 1
                      : strcmp(argv[4], "send-first") == 0 ? 0
                                                           : -1;
@@ -152,8 +155,8 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pingpong_loop(mode, recv_first, iters, &buf);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("%s %d %s %ld %.1f ns\n", modes[mode], depth, recv_first ? "recv-first" : "send-first",
-           iters,
+    printf("%s %d %s %ld %.1f ns\n", modes[mode], depth,
+           recv_first ? "recv-first" : "send-first", iters,
            ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
                (double)iters);
 
