@@ -134,14 +134,18 @@ static inline int vmatch_inline_create(const char *spec, vmatch_engine_t **out)
     return vmatch_create_abi(spec, VMATCH_INLINE_ABI, out);
 }
 
-/* 32 well-mixed bits of the match bits (policy=hash's bucket hash: the two halves of a
- * 128-bit product folded together, or without 128-bit products multiply, fold, multiply;
+/* 32 well-mixed bits of the match bits (policy=hash's bucket hash: the top half of the two
+ * halves of a 128-bit product folded together, or without 128-bit products multiply, fold,
+ * multiply;
  * docs/hash.md), and their bucket among nb (multiply-shift). */
 VMATCH_INLINE_ uint32_t vmatch_line_mix(vmatch_bits_t bits)
 {
 #ifdef __SIZEOF_INT128__
+    /* the top half of the fold: its bottom half steps by the multiplier's low 32 bits from
+     * one small key to the next (tags 0, 1, 2...), which piles them into a few buckets of a
+     * small table (tags 0-63 in 7 of 32 buckets) */
     __extension__ unsigned __int128 p = (unsigned __int128)bits * 0xD6E8FEB86659FD93ull;
-    return (uint32_t)((uint64_t)(p >> 64) ^ (uint64_t)p);
+    return (uint32_t)(((uint64_t)(p >> 64) ^ (uint64_t)p) >> 32);
 #else
     uint64_t h = bits * 0xD6E8FEB86659FD93ull;
     h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
@@ -349,7 +353,7 @@ VMATCH_INLINE_ int vmatch_hot_search_(vmatch_hot_t *h, int side, vmatch_bits_t b
                                       vmatch_bits_t keycare, void **out)
 {
     unsigned compared;
-    uint32_t mixed;
+    uint32_t mixed = 0; /* set where a line is read (have) */
     int have = 0;
     int rc = vmatch_hot_take_(h->side[side], bits, keycare, out, &compared, &mixed, &have);
     if (rc != -1) {
@@ -366,7 +370,7 @@ VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t
                                         vmatch_bits_t care, void *payload, void **out)
 {
     unsigned compared;
-    uint32_t mixed;
+    uint32_t mixed = 0; /* set where a line is read (have) */
     int have = 0;
     int rc = vmatch_hot_take_(h->side[!side], bits, care, out, &compared, &mixed, &have);
     if (rc == VMATCH_ENOTFOUND) {
@@ -427,7 +431,7 @@ static inline int vmatch_inline_enqueue_unexpected(vmatch_engine_t *e, vmatch_bi
                                                    uint32_t cls, void *msg)
 {
     vmatch_hot_t *h;
-    uint32_t mixed;
+    uint32_t mixed = 0; /* set where a line is read (have) */
     int have = 0;
     if (e && msg && (h = vmatch_hot_(e)) &&
         vmatch_hot_queue_(h, h->side[1], bits, ~(vmatch_bits_t)0, msg, &mixed, &have))
@@ -498,7 +502,7 @@ static inline int vmatch_inline_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t
                                                vmatch_bits_t care, uint32_t cls, void *req)
 {
     vmatch_hot_t *h;
-    uint32_t mixed;
+    uint32_t mixed = 0; /* set where a line is read (have) */
     int have = 0;
     if (e && req && (h = vmatch_hot_(e)) &&
         vmatch_hot_queue_(h, h->side[0], bits, care, req, &mixed, &have))
