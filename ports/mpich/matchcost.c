@@ -135,17 +135,14 @@ static int setup(void)
  * tag 0, as qdepth's PING */
 volatile int ping_src, ping_tag, ping_ctx;
 
-/* One round trip at rank 1 (callgrind counts this function, inclusive) */
-__attribute__((noinline)) void round_trip(int message_first)
+/* One round trip at rank 1 (callgrind counts this function, inclusive): 1 when the second
+ * operation took the first one's request, as a match must, else 0. */
+__attribute__((noinline)) int round_trip(int message_first)
 {
     int s = ping_src, t = ping_tag, c = ping_ctx;
-    if (message_first) {
-        arrive(s, t, c, REQ(8000));
-        post(s, t, c, REQ(8001));
-    } else {
-        post(s, t, c, REQ(8001));
-        arrive(s, t, c, REQ(8000));
-    }
+    if (message_first)
+        return arrive(s, t, c, REQ(8000)) == NULL && post(s, t, c, REQ(8001)) == REQ(8000);
+    return post(s, t, c, REQ(8001)) == NULL && arrive(s, t, c, REQ(8000)) == REQ(8001);
 }
 
 int main(int argc, char **argv)
@@ -166,7 +163,12 @@ int main(int argc, char **argv)
         else
             arrive(0, 1000 + i, 0, REQ(i));
     }
+    int bad = 0;
     for (int i = 0; i < n; i++)
-        round_trip(message_first);
+        bad += !round_trip(message_first);
+    if (bad) {
+        fprintf(stderr, "matchcost: %d of %d round trips did not match\n", bad, n);
+        return 1;
+    }
     return 0;
 }
