@@ -94,7 +94,8 @@ static inline void vm_hash_sync(vm_hash_t *h)
  * key sets at one entry per bucket, 6.8% of the entries overflow on average and 10.6% at
  * worst, against 10.4% and 10.9% for multiply, fold, multiply (which it replaced: 4
  * instructions instead of 8) and 4.2% and 32.6% for one product's top bits (docs/hash.md).
- * The multiplier differs from llv's fingerprint hash (the top 16 bits of bits times the
+ * The top 32 bits of the fold, not its bottom ones, which pile small keys (tags 0, 1, 2...)
+ * into a few buckets of a small table.  The multiplier differs from llv's fingerprint hash (the top 16 bits of bits times the
  * golden ratio), so the entries of one bucket keep distinct fingerprints.
  * An exchange mixes the bits once for the tables of both sides. */
 
