@@ -95,9 +95,9 @@ static inline void vm_hash_sync(vm_hash_t *h)
  * worst, against 10.4% and 10.9% for multiply, fold, multiply (which it replaced: 4
  * instructions instead of 8) and 4.2% and 32.6% for one product's top bits (docs/hash.md).
  * The top 32 bits of the fold, not its bottom ones, which pile small keys (tags 0, 1, 2...)
- * into a few buckets of a small table.  The multiplier differs from llv's fingerprint hash (the top 16 bits of bits times the
- * golden ratio), so the entries of one bucket keep distinct fingerprints.
- * An exchange mixes the bits once for the tables of both sides. */
+ * into a few buckets of a small table.  The multiplier differs from llv's fingerprint hash (the
+ * top 16 bits of bits times the golden ratio), so the entries of one bucket keep distinct
+ * fingerprints. An exchange mixes the bits once for the tables of both sides. */
 
 /* The bucket of match bits among nb. */
 static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
