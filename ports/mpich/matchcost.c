@@ -26,15 +26,15 @@ static vmatch_engine_t *engine;
 static int reqs[8192];
 #define REQ(i) ((void *)&reqs[i])
 
-__attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t * r)
+__attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t *r)
 {
     void *found = NULL;
     int rc = vmatch_inline_post(engine, vmatch_inline_mpi_msg(engine, ctx, src, tag),
-                                ~(vmatch_bits_t) 0, 0, r, &found);
+                                ~(vmatch_bits_t)0, 0, r, &found);
     return rc == VMATCH_MATCHED ? found : NULL;
 }
 
-__attribute__((noinline)) static req_t *arrive(int src, int tag, int ctx, req_t * m)
+__attribute__((noinline)) static req_t *arrive(int src, int tag, int ctx, req_t *m)
 {
     void *found = NULL;
     int rc = vmatch_inline_arrive(engine, vmatch_inline_mpi_msg(engine, ctx, src, tag), 0, m,
@@ -48,8 +48,10 @@ static int setup(void)
                                 &engine);
 }
 #else
+/* clang-format off: mpidimpl.h first, as MPICH's own sources include it */
 #include "mpidimpl.h"
 #include "mpidig_recvq.h"
+/* clang-format on */
 
 /* What libmpi would define */
 MPIDI_CH4_Global_t MPIDI_global;
@@ -66,7 +68,7 @@ typedef MPIR_Request req_t;
 static MPIR_Request reqs[8192];
 #define REQ(i) (&reqs[i])
 
-static void set_recv(MPIR_Request * r, int src, int tag, int ctx)
+static void set_recv(MPIR_Request *r, int src, int tag, int ctx)
 {
     MPIDIG_REQUEST(r, u.recv.source) = src;
     MPIDIG_REQUEST(r, u.recv.tag) = tag;
@@ -76,7 +78,7 @@ static void set_recv(MPIR_Request * r, int src, int tag, int ctx)
 #ifdef MATCHCOST_PATCHED
 int MPIDIG_recvq_max_rank;
 
-__attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t * r)
+__attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t *r)
 {
     MPIR_Request *u = MPIDIG_recvq_post(src, tag, ctx, 0, r);
     if (!u)
@@ -84,7 +86,7 @@ __attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t * 
     return u;
 }
 
-__attribute__((noinline)) static req_t *arrive(int src, int tag, int ctx, req_t * m)
+__attribute__((noinline)) static req_t *arrive(int src, int tag, int ctx, req_t *m)
 {
     MPIR_Request *p = MPIDIG_recvq_arrive(src, tag, ctx, 0, m);
     if (!p)
@@ -101,7 +103,7 @@ static int setup(void)
                                 &MPIDI_global.per_vci[0].recvq.engine);
 }
 #else
-__attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t * r)
+__attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t *r)
 {
     MPIR_Request *u = MPIDIG_rreq_dequeue(src, tag, ctx, &MPIDI_global.per_vci[0].unexp_list,
                                           MPIDIG_PT2PT_UNEXP);
@@ -112,7 +114,7 @@ __attribute__((noinline)) static req_t *post(int src, int tag, int ctx, req_t * 
     return u;
 }
 
-__attribute__((noinline)) static req_t *arrive(int src, int tag, int ctx, req_t * m)
+__attribute__((noinline)) static req_t *arrive(int src, int tag, int ctx, req_t *m)
 {
     MPIR_Request *p = MPIDIG_rreq_dequeue(src, tag, ctx, &MPIDI_global.per_vci[0].posted_list,
                                           MPIDIG_PT2PT_POSTED);
