@@ -48,7 +48,8 @@ static int setup(void)
                                 &engine);
 }
 #else
-/* clang-format off: mpidimpl.h first, as MPICH's own sources include it */
+/* mpidimpl.h first, as MPICH's own sources include it */
+/* clang-format off */
 #include "mpidimpl.h"
 #include "mpidig_recvq.h"
 /* clang-format on */
