@@ -222,9 +222,9 @@ VM_HASH_COLD static int queue_slow(vm_side_t *qp, vmatch_bits_t bits, vmatch_bit
 
 /* The exchange when a short side is in it: the search side's vector, or its table through
  * the generic exchange; then the append, into the queue side's vector while it is short and
- * has room at its end.  Every other case is a tail call, so that this path keeps no frame:
- * a table's search (the generic exchange), an append to a table, a vector to close up or
- * full, or an append past the side's check (queue_slow, through hash_append). */
+ * has room at its end.  Every other case is a tail call: a table's search (the generic
+ * exchange), an append to a table, a vector to close up or full, or an append past the
+ * side's check (queue_slow, through hash_append). */
 static int exchange_short(vm_hash_t *s, vm_hash_t *q, vmatch_bits_t bits, vmatch_bits_t care,
                           void *payload, vm_call_t *c)
 {
@@ -329,7 +329,6 @@ static int hash_stat(const vm_side_t *p, const char *key, uint32_t arg, void *ou
         *(uint64_t *)out += h->flat != NULL;
     else if (strcmp(key, "hash.shrinks") == 0)
         *(uint64_t *)out += h->shrinks;
-
     else
         return 0;
     return 1;
@@ -358,7 +357,7 @@ static const vm_key_t hash_keys[] = {
     {"hash.shrink", VM_KEY_UINT, FIELD(shrink), 0, 1u << 30,
      .help = "`hash`: operations per window; two quiet windows shrink a table; 0: never"},
     {"hash.short", VM_KEY_UINT, FIELD(shortcap), 0, VMATCH_SHORT_MAX,
-     .help = "`hash`: entries kept in a vector while the table is empty; 0: none"},
+     .help = "`hash`: a side's entries kept in a vector, no table, up to N; 0: none"},
 };
 
 static const vm_stat_key_t hash_stat_keys[] = {
