@@ -16,6 +16,19 @@ namespace
 
 // ---- the suite ----
 
+// Queue depth (the headline's targets name them), in both suites: an exact pair on queues of
+// 1 and 8 entries of one source, forward; 4096 exact entries matched in reverse (tag-perf's
+// n = 4096).
+#define VMR_QUEUE_ROWS                                                                         \
+    {"forward 1 posted", "queue depth=1 side=posted order=forward rounds=20000"},              \
+        {"forward 1 unexpected", "queue depth=1 side=unexpected order=forward rounds=20000"},  \
+        {"forward 8 posted", "queue depth=8 side=posted order=forward rounds=2500"},           \
+        {"forward 8 unexpected", "queue depth=8 side=unexpected order=forward rounds=2500"},   \
+        {"reverse PRQ 4096", "queue depth=4096 side=posted order=reverse rounds=2"},           \
+    {                                                                                          \
+        "reverse UMQ 4096", "queue depth=4096 side=unexpected order=reverse rounds=2"          \
+    }
+
 // Moderate sizes: the whole default report takes a couple of minutes on two cores.
 const Workload kSuite[] = {
     {"gather P=1024 m=4 reverse", "gather P=1024 m=4 order=reverse interleave=0"},
@@ -38,15 +51,7 @@ const Workload kSuite[] = {
     {"alltoall-pairwise", "alltoall-pairwise P=256 calls=40"},
     {"barrier-flat", "barrier-flat P=256 calls=40"},
     {"mixed", "mixed P=512 k=26 steps=200"},
-    // Queue depth (the headline's targets name them): an exact pair on queues of 1 and 8
-    // entries of one source, forward; 4096 exact entries matched in reverse (tag-perf's
-    // n = 4096).
-    {"forward 1 posted", "queue depth=1 side=posted order=forward rounds=20000"},
-    {"forward 1 unexpected", "queue depth=1 side=unexpected order=forward rounds=20000"},
-    {"forward 8 posted", "queue depth=8 side=posted order=forward rounds=2500"},
-    {"forward 8 unexpected", "queue depth=8 side=unexpected order=forward rounds=2500"},
-    {"reverse PRQ 4096", "queue depth=4096 side=posted order=reverse rounds=2"},
-    {"reverse UMQ 4096", "queue depth=4096 side=unexpected order=reverse rounds=2"},
+    VMR_QUEUE_ROWS,
 };
 
 // --full: the large sizes (list designs take seconds per replay here).
@@ -71,15 +76,7 @@ const Workload kFullSuite[] = {
     {"alltoall-pairwise", "alltoall-pairwise P=4096 calls=10"},
     {"barrier-flat", "barrier-flat P=4096 calls=10"},
     {"mixed", "mixed P=4096 k=26 steps=1000"},
-    // Queue depth (the headline's targets name them): an exact pair on queues of 1 and 8
-    // entries of one source, forward; 4096 exact entries matched in reverse (tag-perf's
-    // n = 4096).
-    {"forward 1 posted", "queue depth=1 side=posted order=forward rounds=20000"},
-    {"forward 1 unexpected", "queue depth=1 side=unexpected order=forward rounds=20000"},
-    {"forward 8 posted", "queue depth=8 side=posted order=forward rounds=2500"},
-    {"forward 8 unexpected", "queue depth=8 side=unexpected order=forward rounds=2500"},
-    {"reverse PRQ 4096", "queue depth=4096 side=posted order=reverse rounds=2"},
-    {"reverse UMQ 4096", "queue depth=4096 side=unexpected order=reverse rounds=2"},
+    VMR_QUEUE_ROWS,
 };
 
 // The plot: hot-spot gathers, receives pre-posted in random order, over P.
