@@ -1,10 +1,11 @@
 /* line.h -- the bucket line: one cache line holding the first VM_LINE_WAYS exact entries of
  * a bucket, for the policies that hash or index exact entries into buckets (hash: by the
- * match bits; unified: by the source).  The bucket's further entries go to an overflow
- * queue of the storage: one per bucket (queue), or one shared by a region of buckets
- * (hash's).  An entry goes into the line only while the bucket has nothing in overflow, so
- * the line's entries are older than those; among themselves their sequence numbers order
- * them.  A PRQ bucket holds exact receives (care all ones). */
+ * match bits; unified: by the source).  The bucket's further entries go on past the line:
+ * unified's into an overflow queue of the storage (queue), hash's into overflow lines
+ * chained through the same field (src/hash/table.c).  An entry goes into the line only while
+ * the bucket has nothing in overflow, so the line's entries are older than those; among
+ * themselves their sequence numbers order them.  A PRQ bucket holds exact receives (care
+ * all ones). */
 #ifndef VM_LINE_H
 #define VM_LINE_H
 
@@ -15,9 +16,9 @@
 #define VM_LINE_WAYS 2
 
 /* The line is vmatch_inline.h's vmatch_line_t (bits, payloads -- NULL: the way is free,
- * payloads are never NULL --, sequence numbers, the bucket's entries in its overflow queue,
- * and the bucket's own overflow queue, NULL until its first overflow or when the owner keeps
- * one per region of buckets), so that the callers' inline calls and the library put and
+ * payloads are never NULL --, sequence numbers, the bucket's entries in overflow, and the
+ * owner's link to them: unified's overflow queue, hash's first overflow line, NULL until the
+ * first overflow), so that the callers' inline calls and the library put and
  * take with the same code. */
 typedef vmatch_line_t vm_line_t;
 

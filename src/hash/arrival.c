@@ -144,7 +144,7 @@ int vm_hash_umq_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, in
         i = vm_hash_index(key, h->base.nb);
         if (!vm_hash_slot_find(h, i, key, &hit, inspected))
             return 0;
-    } else { /* every line and overflow queue, the oldest match */
+    } else { /* every line and overflow line, the oldest match */
         uint64_t before = *inspected;
         int found = vm_hash_scan(h, key, keycare, NULL, &hit, &i, inspected);
         h->cost += h->base.nb + (*inspected - before);

@@ -267,7 +267,7 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
             c->inspected += compared;
             return vm_side_counted(sp, qp, VMATCH_MATCHED);
         }
-        if (vm_line_over(l)) /* the bucket goes on in its region's queue */
+        if (vm_line_over(l)) /* the bucket goes on in its overflow lines */
             return exchange_slow(sp, qp, bits, care, payload, c);
         c->inspected += compared;
     }
@@ -313,7 +313,7 @@ static int hash_remove_payload(vm_side_t *p, const void *payload, uint64_t *insp
 static void hash_stats(const vm_side_t *p, vmatch_stats_t *acc)
 {
     const vm_hash_t *h = (const vm_hash_t *)p;
-    acc->queues += h->nover + (h->flat != NULL) + (h->wild != NULL);
+    acc->queues += (h->flat != NULL) + (h->wild != NULL);
 }
 
 /* hash.table_buckets, hash.overflows, hash.shrinks and hash.flat (hash_stat_keys). */
@@ -365,8 +365,8 @@ static const vm_stat_key_t hash_stat_keys[] = {
      .help = "`hash`: buckets in the two sides' tables now (a side makes its table at its "
              "first entry)"},
     {.name = "hash.overflows",
-     .help = "`hash`: overflow queues made, both sides (one per region of buckets that "
-             "overflowed)"},
+     .help = "`hash`: overflow lines held, both sides (64 bytes each, chained from the "
+             "buckets that overflowed)"},
     {.name = "hash.shrinks",
      .help = "`hash`: times a side's table shrank after quiet traffic, both sides "
              "(docs/hash.md#giving-memory-back)"},

@@ -21,16 +21,9 @@ typedef struct vm_hash_config {
 } vm_hash_config_t;
 
 /* A bucket is a line (line.h) holding its first VM_LINE_WAYS entries; the entries that
- * collide there beyond them go to the overflow queue of its region, one queue of the
- * configured storage for VM_HASH_REGION buckets (table.c; vm_line_t.queue stays NULL).  An
- * exact match then reads one line, unless its bucket has overflowed, and then one short
- * queue. */
-
-/* Buckets per overflow queue: at one entry per bucket, about 1 entry in 10 overflows, so a
- * region's queue holds 6 or 7: a scalar walk of llv's first block, allocated once, where a
- * queue per bucket would be made and given back at every collision. */
-#define VM_HASH_REGION_SHIFT 6
-#define VM_HASH_REGION       (1u << VM_HASH_REGION_SHIFT)
+ * collide there beyond them go on in overflow lines of the bucket's own, chained through the
+ * lines' queue field (table.c).  An exact match then reads one line, unless its bucket has
+ * overflowed, and then its chain, at one entry per bucket mostly one line. */
 
 typedef struct vm_hash {
     vm_side_t base;
@@ -41,10 +34,8 @@ typedef struct vm_hash {
     /* The side's table is in base (vm_side_t's published part, vmatch_inline.h): table, nb
      * buckets (NULL until the side's first entry), count (the side's entries: on the PRQ the
      * exact receives -- care all ones -- in the table and the wildcard receives in wild; on
-     * the UMQ every message), slow and room (below).  over: the regions' overflow queues
-     * (each NULL until its first overflow). */
-    vm_queue_t **over;
-    uint32_t nover;   /* overflow queues made */
+     * the UMQ every message), slow and room (below). */
+    uint32_t nover;   /* overflow lines held (table.c) */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
     /* UMQ, flat: every message in arrival order, the table empty; NULL while hashed. */
     vm_queue_t *flat;
@@ -107,7 +98,7 @@ static inline uint32_t vm_hash_index(vmatch_bits_t bits, uint32_t nb)
 
 /* Tables of up to this many buckets (32 KiB of lines) grow at half of hash.load: a small
  * table costs little memory, and at one entry per bucket a tenth of the entries overflow
- * into the region queues, whose calls cost several times a line's (docs/hash.md). */
+ * into overflow lines, a second line read and a call of the library (docs/hash.md). */
 #define VM_HASH_SMALL 512
 
 /* The entries above which a growing table of nb buckets doubles. */
@@ -115,12 +106,6 @@ static inline uint64_t vm_hash_grow_at(const vm_hash_t *h, uint32_t nb)
 {
     uint64_t at = (uint64_t)nb * h->hc->load / 100;
     return nb <= VM_HASH_SMALL ? at / 2 : at;
-}
-
-/* Overflow queues of a table of nb buckets. */
-static inline uint32_t vm_hash_regions(uint32_t nb)
-{
-    return (nb + VM_HASH_REGION - 1) >> VM_HASH_REGION_SHIFT;
 }
 
 /* ---- table.c ---- */
@@ -134,26 +119,26 @@ int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hi
                       uint64_t *inspected);
 /* Remove the entry of bucket i that a find just returned. */
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit);
-/* vm_hash_slot_take past the line: bucket i's entries in its region's queue. */
+/* vm_hash_slot_take past the line: bucket i's overflow lines. */
 int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, void **payload,
                       uint64_t *inspected);
 /* The oldest entry of the table that matches ((bits ^ key) & keycare) == 0, or whose
  * payload is `payload` when that is not NULL: 1 with *hit and its bucket in *bucket, or 0.
- * Every line and every overflow queue is searched. */
+ * Every line and every overflow line is searched. */
 int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const void *payload,
                  vm_hit_t *hit, uint32_t *bucket, uint64_t *inspected);
 /* Make the empty table of nb buckets.  OK or ENOMEM. */
 int vm_hash_table_make(vm_hash_t *h);
 /* Double the table (best effort: on ENOMEM it stays as it was). */
 void vm_hash_grow(vm_hash_t *h);
-/* Destroy every queue and the table. */
+/* Destroy every queue, the table and its overflow lines. */
 void vm_hash_table_free(vm_hash_t *h);
-/* Empty every bucket and overflow queue (their entries live elsewhere now). */
+/* Empty every bucket, giving back the overflow lines (their entries live elsewhere now). */
 void vm_hash_table_clear(vm_hash_t *h);
 /* Fill the (empty) table with the entries of q, in its order, first growing it to the
  * load of q's entries.  VMATCH_OK, or ENOMEM with the table empty again. */
 int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q);
-/* Call fn for every entry of the table (lines, then overflow queues; not in order). */
+/* Call fn for every entry of the table (bucket by bucket; not in order). */
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg);
 
 /* An entry of the table, copied out. */
@@ -163,7 +148,7 @@ typedef struct vm_hash_entry {
     uint64_t seq;
 } vm_hash_entry_t;
 
-/* The table's n entries (lines and overflow queues; the caller knows n), oldest first, in
+/* The table's n entries (lines and overflow lines; the caller knows n), oldest first, in
  * memory of the engine; NULL when n is 0 or memory ran out. */
 vm_hash_entry_t *vm_hash_table_sorted(vm_hash_t *h, uint64_t n);
 void vm_hash_entries_free(vm_hash_t *h, vm_hash_entry_t *v, uint64_t n);

@@ -1,20 +1,23 @@
-/* table.c -- policy=hash: the bucket table of one side, its overflow queues and how it
+/* table.c -- policy=hash: the bucket table of one side, its overflow lines and how it
  * grows.
  *
- * A bucket is a cache line holding its first entries (vm_line_t); the entries that
- * collide beyond them go to the overflow queue of the bucket's region, VM_HASH_REGION
- * consecutive buckets sharing one queue of the configured storage, and the line counts
- * them.  A search reads the line and, only when the bucket has overflowed, finds the first
- * entry with its bits in that queue (an entry of another bucket has other bits).  Overflow
- * queues are made at a region's first overflow and kept: a queue per bucket would be made
- * and given back at every collision, and with llv each costs a block from a pool.
+ * A bucket is a cache line holding its first entries (vm_line_t); the entries that collide
+ * beyond them go on in overflow lines of the bucket's own, chained from it, and the line
+ * counts them.  The bucket's entries are in order: its line's ways, then each overflow
+ * line's ways; an entry goes into the line only while the bucket has nothing in overflow,
+ * and into the last overflow line (or a new one after it) otherwise.  A search reads the
+ * line and, only when the bucket has overflowed, its chain: at one entry per bucket about 1
+ * bucket in 12 has one, of one line.  An overflow line is a vm_line_t too, from the engine's
+ * pool of cache lines, given back when it empties; a bucket whose line lost an entry takes
+ * the oldest of its chain back into it (settle), so that the callers' inline take finds
+ * what it can in the line.  This replaced one queue of the storage per region of 64 buckets
+ * (docs/hash.md#overflow-lines): a queue cost a call and a block of the storage, about
+ * 1 100-1 600 bytes per region at a burst's peak, 17-25 bytes per entry.
  *
  * A growing table doubles when its entries pass hash.load per bucket; with multiply-shift
- * indexing (vm_hash_index) bucket i splits into buckets 2i and 2i + 1 and region r into
- * regions 2r and 2r + 1, so a new line takes the entries of one old line and a new
- * overflow queue those of one old queue, in their order; a queue whose entries all go one
- * way moves over whole.  Growing is best effort: when memory runs out the table stays as it
- * was, which is correct, only slower.
+ * indexing (vm_hash_index) bucket i splits into buckets 2i and 2i + 1, so each new bucket
+ * takes the entries of one old bucket, in their order.  Growing is best effort: when
+ * memory runs out the table stays as it was, which is correct, only slower.
  */
 #include "hash_impl.h"
 
@@ -24,26 +27,108 @@
 /* Most buckets of a growing table: 2^26 lines (4 GiB) per side. */
 #define MAX_BUCKETS (1u << 26)
 
-/* The overflow queue of bucket i. */
-static inline vm_queue_t **over_of(const vm_hash_t *h, uint32_t i)
+/* The next overflow line after line s (a bucket's line or an overflow line), or NULL.  Under
+ * policy=hash a line's queue field holds no queue: it links the chain. */
+static inline vm_line_t *next_of(const vm_line_t *s)
 {
-    return &h->over[i >> VM_HASH_REGION_SHIFT];
+    return (vm_line_t *)(void *)s->queue;
+}
+
+static inline void set_next(vm_line_t *s, vm_line_t *n)
+{
+    s->queue = (struct vm_queue *)(void *)n;
+}
+
+/* An empty overflow line, or NULL when memory runs out. */
+static vm_line_t *line_new(vm_hash_t *h)
+{
+    vm_pool_t *p = vm_env_pool(h->base.env, sizeof(vm_line_t));
+    vm_line_t *l = p ? vm_pool_get(p) : NULL;
+    if (!l)
+        return NULL;
+    memset(l, 0, sizeof *l);
+    h->nover++;
+    return l;
+}
+
+static void line_del(vm_hash_t *h, vm_line_t *l)
+{
+    vm_pool_put(vm_env_pool(h->base.env, sizeof(vm_line_t)), l);
+    h->nover--;
+}
+
+/* Append an entry to the chain of bucket line s (whose line takes no more).  VMATCH_OK, or
+ * VMATCH_ENOMEM with nothing changed. */
+static int chain_append(vm_hash_t *h, vm_line_t *s, vmatch_bits_t bits, void *payload,
+                        uint64_t seq)
+{
+    vm_line_t *last = s;
+    while (next_of(last))
+        last = next_of(last);
+    if (last == s || !vmatch_line_put(last, bits, payload, seq)) {
+        vm_line_t *n = line_new(h);
+        if (!n)
+            return VMATCH_ENOMEM;
+        vmatch_line_put(n, bits, payload, seq);
+        set_next(last, n);
+    }
+    s->fill += VMATCH_LINE_OVER1;
+    return VMATCH_OK;
+}
+
+/* Drop way w of overflow line c of bucket line s; c goes back to the pool when it empties. */
+static void chain_drop(vm_hash_t *h, vm_line_t *s, vm_line_t *c, int w)
+{
+    vm_line_drop(c, w);
+    s->fill -= VMATCH_LINE_OVER1;
+    if (vm_line_used(c))
+        return;
+    vm_line_t *p = s;
+    while (next_of(p) != c)
+        p = next_of(p);
+    set_next(p, next_of(c));
+    line_del(h, c);
+}
+
+/* Fill the free ways of bucket line s from the front of its chain (the next oldest). */
+static void settle(vm_hash_t *h, vm_line_t *s)
+{
+    vm_line_t *c;
+    while (vm_line_used(s) < VM_LINE_WAYS && (c = next_of(s)) != NULL) {
+        uint32_t w = vm_line_used(s);
+        s->bits[w] = c->bits[0];
+        s->payload[w] = c->payload[0];
+        s->seq[w] = c->seq[0];
+        s->fill++;
+        chain_drop(h, s, c, 0);
+    }
+}
+
+/* Put an entry into bucket line s: its line, or its chain.  The ways a take of the fast
+ * paths freed while the bucket had a chain are filled first (the take does not look). */
+static int bucket_put(vm_hash_t *h, vm_line_t *s, vmatch_bits_t bits, void *payload,
+                      uint64_t seq)
+{
+    settle(h, s);
+    return vmatch_line_put(s, bits, payload, seq) ? VMATCH_OK
+                                                  : chain_append(h, s, bits, payload, seq);
+}
+
+/* Give back the chains of table t's nb lines. */
+static void chains_free(vm_hash_t *h, vm_line_t *t, uint32_t nb)
+{
+    for (uint32_t i = 0; i < nb; i++)
+        for (vm_line_t *c = next_of(&t[i]), *n; c; c = n) {
+            n = next_of(c);
+            line_del(h, c);
+        }
 }
 
 int vm_hash_slot_append(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vmatch_bits_t care,
                         void *payload, uint64_t seq)
 {
-    vm_line_t *s = &h->base.table[i];
-    if (vmatch_line_put(s, bits, payload, seq))
-        return VMATCH_OK;
-    vm_queue_t **q = over_of(h, i);
-    int made = !*q;
-    int rc = vm_queue_append_new(h->base.env, h->base.side, q, bits, care, payload, seq);
-    if (rc < 0)
-        return rc;
-    h->nover += made;
-    s->fill += VMATCH_LINE_OVER1;
-    return VMATCH_OK;
+    (void)care; /* a bucket holds exact entries */
+    return bucket_put(h, &h->base.table[i], bits, payload, seq);
 }
 
 int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hit,
@@ -51,50 +136,54 @@ int vm_hash_slot_find(vm_hash_t *h, uint32_t i, vmatch_bits_t bits, vm_hit_t *hi
 {
     const vm_line_t *s = &h->base.table[i];
     int w = vm_line_way(s, bits, ~(vmatch_bits_t)0, inspected);
-    if (w >= 0) {
-        *hit = (vm_hit_t){.payload = s->payload[w], .seq = s->seq[w], .slot = (uint32_t)w};
-        return 1;
-    }
-    vm_queue_t *q = *over_of(h, i);
-    return vm_line_over(s) && q->ops->find(q, bits, ~(vmatch_bits_t)0, hit, inspected);
+    if (w < 0 && vm_line_over(s))
+        for (s = next_of(s); s && (w = vm_line_way(s, bits, ~(vmatch_bits_t)0, inspected)) < 0;)
+            s = next_of(s);
+    if (w < 0)
+        return 0;
+    *hit = (vm_hit_t){.payload = s->payload[w],
+                      .seq = s->seq[w],
+                      .where = s == &h->base.table[i] ? NULL : (void *)(uintptr_t)s,
+                      .slot = (uint32_t)w};
+    return 1;
 }
 
 void vm_hash_slot_remove(vm_hash_t *h, uint32_t i, const vm_hit_t *hit)
 {
     vm_line_t *s = &h->base.table[i];
     h->base.count--;
-    if (!hit->where) {
+    if (!hit->where)
         vm_line_drop(s, (int)hit->slot);
-        return;
-    }
-    vm_queue_t *q = *over_of(h, i);
-    q->ops->remove(q, hit);
-    s->fill -= VMATCH_LINE_OVER1;
+    else
+        chain_drop(h, s, hit->where, (int)hit->slot);
+    settle(h, s);
 }
 
 __attribute__((noinline)) int vm_hash_over_take(vm_hash_t *h, uint32_t i, vmatch_bits_t bits,
                                                 void **payload, uint64_t *inspected)
 {
-    if (!vm_queue_match(*over_of(h, i), bits, ~(vmatch_bits_t)0, 1, payload, inspected))
-        return 0;
-    h->base.table[i].fill -= VMATCH_LINE_OVER1;
-    h->base.count--;
-    return 1;
+    vm_line_t *s = &h->base.table[i];
+    for (vm_line_t *c = next_of(s); c; c = next_of(c)) {
+        int w = vm_line_way(c, bits, ~(vmatch_bits_t)0, inspected);
+        if (w >= 0) {
+            *payload = c->payload[w];
+            chain_drop(h, s, c, w);
+            h->base.count--;
+            settle(h, s);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- every entry ---- */
 
 void vm_hash_table_each(vm_hash_t *h, vm_each_fn *fn, void *arg)
 {
-    for (uint32_t i = 0; h->base.table && i < h->base.nb; i++) {
-        const vm_line_t *s = &h->base.table[i];
-        for (int k = 0; k < VM_LINE_WAYS; k++)
-            if (s->payload[k])
+    for (uint32_t i = 0; h->base.table && i < h->base.nb; i++)
+        for (const vm_line_t *s = &h->base.table[i]; s; s = next_of(s))
+            for (uint32_t k = 0; k < vm_line_used(s); k++)
                 fn(arg, s->bits[k], ~(vmatch_bits_t)0, s->payload[k], s->seq[k]);
-    }
-    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->base.nb); r++)
-        if (h->over[r])
-            h->over[r]->ops->each(h->over[r], fn, arg);
 }
 
 typedef struct collector {
@@ -133,58 +222,26 @@ void vm_hash_entries_free(vm_hash_t *h, vm_hash_entry_t *v, uint64_t n)
         vm_mem_free(&h->base.env->mem, v, n * sizeof *v);
 }
 
-typedef struct seeker {
-    uint64_t seq;
-    vmatch_bits_t bits;
-} seeker_t;
-
-static int seek_seq(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                    uint64_t seq)
-{
-    (void)care, (void)payload;
-    seeker_t *s = arg;
-    if (seq != s->seq)
-        return 0;
-    s->bits = bits;
-    return 1;
-}
-
 int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const void *payload,
                  vm_hit_t *hit, uint32_t *bucket, uint64_t *inspected)
 {
     int found = 0;
-    int64_t region = -1;
     for (uint32_t i = 0; i < h->base.nb; i++) {
-        const vm_line_t *s = &h->base.table[i];
-        for (int k = 0; k < VM_LINE_WAYS; k++) {
-            if (!s->payload[k])
-                continue;
-            *inspected += 1;
-            if ((payload ? s->payload[k] == payload : ((s->bits[k] ^ key) & keycare) == 0) &&
-                (!found || s->seq[k] < hit->seq)) {
-                *hit =
-                    (vm_hit_t){.payload = s->payload[k], .seq = s->seq[k], .slot = (uint32_t)k};
-                *bucket = i;
-                found = 1;
+        const vm_line_t *line = &h->base.table[i];
+        for (const vm_line_t *s = line; s; s = next_of(s))
+            for (uint32_t k = 0; k < vm_line_used(s); k++) {
+                *inspected += 1;
+                if ((payload ? s->payload[k] == payload
+                             : ((s->bits[k] ^ key) & keycare) == 0) &&
+                    (!found || s->seq[k] < hit->seq)) {
+                    *hit = (vm_hit_t){.payload = s->payload[k],
+                                      .seq = s->seq[k],
+                                      .where = s == line ? NULL : (void *)(uintptr_t)s,
+                                      .slot = k};
+                    *bucket = i;
+                    found = 1;
+                }
             }
-        }
-    }
-    for (uint32_t r = 0; r < vm_hash_regions(h->base.nb); r++) {
-        vm_queue_t *q = h->over[r];
-        vm_hit_t got;
-        if (q && q->len &&
-            (payload ? q->ops->find_payload(q, payload, &got, inspected)
-                     : q->ops->find(q, key, keycare, &got, inspected)) &&
-            (!found || got.seq < hit->seq)) {
-            *hit = got;
-            region = r;
-            found = 1;
-        }
-    }
-    if (found && hit->where) { /* in an overflow queue: its bucket, from its bits */
-        seeker_t sk = {.seq = hit->seq};
-        h->over[region]->ops->each(h->over[region], seek_seq, &sk);
-        *bucket = vm_hash_index(sk.bits, h->base.nb);
     }
     return found;
 }
@@ -201,42 +258,18 @@ static vm_line_t *table_new(vm_hash_t *h, uint32_t nb)
     return t;
 }
 
+/* Give back table t of nb buckets and its chains. */
 static void table_del(vm_hash_t *h, vm_line_t *t, uint32_t nb)
 {
+    chains_free(h, t, nb);
     vm_mem_free_line(&h->base.env->mem, t, (size_t)nb * sizeof *t);
-}
-
-static vm_queue_t **over_new(vm_hash_t *h, uint32_t nb)
-{
-    return vm_mem_calloc(&h->base.env->mem, vm_hash_regions(nb) * sizeof(vm_queue_t *));
-}
-
-static void over_del(vm_hash_t *h, vm_queue_t **o, uint32_t nb)
-{
-    vm_mem_free(&h->base.env->mem, o, vm_hash_regions(nb) * sizeof *o);
 }
 
 int vm_hash_table_make(vm_hash_t *h)
 {
     h->base.table = table_new(h, h->base.nb);
-    h->over = h->base.table ? over_new(h, h->base.nb) : NULL;
-    if (!h->over && h->base.table) {
-        table_del(h, h->base.table, h->base.nb);
-        h->base.table = NULL;
-    }
     vm_hash_sync(h);
-    return h->over ? VMATCH_OK : VMATCH_ENOMEM;
-}
-
-/* Destroy the overflow queues. */
-static void over_drop(vm_hash_t *h)
-{
-    for (uint32_t r = 0; h->over && r < vm_hash_regions(h->base.nb); r++)
-        if (h->over[r]) {
-            h->over[r]->ops->destroy(h->over[r]);
-            h->over[r] = NULL;
-        }
-    h->nover = 0;
+    return h->base.table ? VMATCH_OK : VMATCH_ENOMEM;
 }
 
 void vm_hash_table_free(vm_hash_t *h)
@@ -245,20 +278,16 @@ void vm_hash_table_free(vm_hash_t *h)
     for (unsigned i = 0; i < sizeof qs / sizeof *qs; i++)
         if (qs[i])
             qs[i]->ops->destroy(qs[i]);
-    over_drop(h);
-    if (h->base.table) {
+    if (h->base.table)
         table_del(h, h->base.table, h->base.nb);
-        over_del(h, h->over, h->base.nb);
-    }
     h->flat = h->wild = NULL;
     h->base.table = NULL;
-    h->over = NULL;
     vm_hash_sync(h);
 }
 
 void vm_hash_table_clear(vm_hash_t *h)
 {
-    over_drop(h);
+    chains_free(h, h->base.table, h->base.nb);
     memset(h->base.table, 0, (size_t)h->base.nb * sizeof *h->base.table);
 }
 
@@ -269,28 +298,19 @@ int vm_hash_resize(vm_hash_t *h, uint32_t nb)
     vm_hash_entry_t *v = vm_hash_table_sorted(h, n);
     if (n && !v)
         return VMATCH_ENOMEM;
-    vm_hash_t old = *h;
-    h->base.nb = nb;
-    h->nover = 0;
-    int rc = vm_hash_table_make(h);
+    vm_line_t *t = table_new(h, nb);
+    int rc = t ? VMATCH_OK : VMATCH_ENOMEM;
     for (uint64_t k = 0; k < n && rc == VMATCH_OK; k++)
-        rc = vm_hash_slot_append(h, vm_hash_index(v[k].bits, nb), v[k].bits, ~(vmatch_bits_t)0,
-                                 v[k].payload, v[k].seq);
+        rc = bucket_put(h, &t[vm_hash_index(v[k].bits, nb)], v[k].bits, v[k].payload, v[k].seq);
     vm_hash_entries_free(h, v, n);
-    vm_hash_t *drop = rc == VMATCH_OK ? &old : h; /* the table given back */
-    if (drop->base.table) {
-        over_drop(drop);
-        table_del(drop, drop->base.table, drop->base.nb);
-        over_del(drop, drop->over, drop->base.nb);
-    }
-    if (rc < 0) { /* the old table again */
-        h->base.table = old.base.table;
-        h->over = old.over;
-        h->base.nb = old.base.nb;
-        h->nover = old.nover;
-        vm_hash_sync(h);
+    if (rc < 0) { /* the old table stays */
+        if (t)
+            table_del(h, t, nb);
         return rc;
     }
+    table_del(h, h->base.table, h->base.nb);
+    h->base.table = t;
+    h->base.nb = nb;
     h->grow = vm_hash_grow_at(h, nb);
     vm_hash_sync(h);
     return VMATCH_OK;
@@ -325,16 +345,10 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
     if (h->grow != UINT64_MAX && q->len > h->grow) {
         uint32_t nb = size_for(h, q->len);
         vm_line_t *t = table_new(h, nb);
-        vm_queue_t **o = t ? over_new(h, nb) : NULL;
-        if (!o) {
-            if (t)
-                table_del(h, t, nb);
+        if (!t)
             return VMATCH_ENOMEM;
-        }
         table_del(h, h->base.table, h->base.nb);
-        over_del(h, h->over, h->base.nb);
         h->base.table = t;
-        h->over = o;
         h->base.nb = nb;
         h->grow = vm_hash_grow_at(h, nb);
         vm_hash_watch(h);
@@ -349,52 +363,6 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 
 /* ---- doubling ---- */
 
-typedef struct splitter {
-    vm_hash_t *h;
-    uint32_t nb;    /* the new table's size */
-    int64_t child;  /* the first entry's region in the new table, -1 before it */
-    int mixed;      /* entries go to both child regions */
-    vm_queue_t **o; /* the new overflow queues */
-    vm_line_t *t;   /* the new lines, whose overflow counts are made here */
-    int rc;
-} splitter_t;
-
-static int see_child(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                     uint64_t seq)
-{
-    (void)care, (void)payload, (void)seq;
-    splitter_t *s = arg;
-    int64_t c = vm_hash_index(bits, s->nb) >> VM_HASH_REGION_SHIFT;
-    if (s->child < 0)
-        s->child = c;
-    else if (c != s->child)
-        s->mixed = 1;
-    return s->mixed;
-}
-
-/* Copy an entry of a queue whose entries split to its child region's new queue. */
-static int copy_to_child(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                         uint64_t seq)
-{
-    splitter_t *s = arg;
-    vm_queue_t **q = &s->o[vm_hash_index(bits, s->nb) >> VM_HASH_REGION_SHIFT];
-    vm_env_t *env = s->h->base.env;
-    if (!*q)
-        s->rc = env->cfg->storage->create(env, s->h->base.side, q);
-    if (s->rc == VMATCH_OK)
-        s->rc = (*q)->ops->append(*q, bits, care, payload, seq);
-    return s->rc < 0;
-}
-
-static int count_over(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
-                      uint64_t seq)
-{
-    (void)care, (void)payload, (void)seq;
-    splitter_t *s = arg;
-    s->t[vm_hash_index(bits, s->nb)].fill += VMATCH_LINE_OVER1;
-    return 0;
-}
-
 void vm_hash_grow(vm_hash_t *h)
 {
     if (h->base.nb >= MAX_BUCKETS) {
@@ -402,75 +370,24 @@ void vm_hash_grow(vm_hash_t *h)
         vm_hash_sync(h);
         return;
     }
-    uint32_t nb = h->base.nb * 2, nr = vm_hash_regions(h->base.nb), nr2 = vm_hash_regions(nb);
+    uint32_t nb = h->base.nb * 2;
     vm_line_t *t = table_new(h, nb);
-    vm_queue_t **o = t ? over_new(h, nb) : NULL;
-    if (!o) {
+    int rc = t ? VMATCH_OK : VMATCH_ENOMEM;
+    /* Each old bucket's entries, in order, into its two children (each child has this one
+     * parent, so it gets them in order); a failure leaves the old table whole. */
+    for (uint32_t i = 0; i < h->base.nb && rc == VMATCH_OK; i++)
+        for (const vm_line_t *s = &h->base.table[i]; s && rc == VMATCH_OK; s = next_of(s))
+            for (uint32_t k = 0; k < vm_line_used(s) && rc == VMATCH_OK; k++)
+                rc = bucket_put(h, &t[vm_hash_index(s->bits[k], nb)], s->bits[k], s->payload[k],
+                                s->seq[k]);
+    if (rc < 0) {
         if (t)
             table_del(h, t, nb);
         return;
     }
-    /* First the copies of the queues that split, so that a failure leaves the old table
-     * whole; then the lines and the queues that move over whole. */
-    splitter_t sp = {.h = h, .nb = nb, .o = o, .t = t, .rc = VMATCH_OK};
-    for (uint32_t r = 0; r < nr && sp.rc == VMATCH_OK; r++) {
-        vm_queue_t *q = h->over[r];
-        if (!q || !q->len)
-            continue;
-        sp.child = -1;
-        sp.mixed = 0;
-        q->ops->each(q, see_child, &sp);
-        if (sp.mixed)
-            q->ops->each(q, copy_to_child, &sp);
-    }
-    if (sp.rc < 0) {
-        for (uint32_t r = 0; r < nr2; r++)
-            if (o[r])
-                o[r]->ops->destroy(o[r]);
-        over_del(h, o, nb);
-        table_del(h, t, nb);
-        return;
-    }
-    for (uint32_t i = 0; i < h->base.nb;
-         i++) { /* a line's entries, oldest first in the child */
-        const vm_line_t *s = &h->base.table[i];
-        for (int k = 0; k < VM_LINE_WAYS; k++) {
-            vm_line_t *c = &t[vm_hash_index(s->bits[k], nb)];
-            if (!s->payload[k])
-                continue;
-            uint32_t w = vm_line_used(c); /* a child line has one parent: never full */
-            c->bits[w] = s->bits[k];
-            c->payload[w] = s->payload[k];
-            c->seq[w] = s->seq[k];
-            c->fill++;
-        }
-    }
-    for (uint32_t r = 0; r < nr; r++) {
-        vm_queue_t *q = h->over[r];
-        uint32_t c0 = 2 * r < nr2 ? 2 * r : 0, c1 = 2 * r + 1 < nr2 ? 2 * r + 1 : c0;
-        if (!q)
-            continue;
-        if (o[c0] || o[c1]) { /* split: the copies replace it */
-            q->ops->destroy(q);
-            continue;
-        }
-        sp.child = -1;
-        sp.mixed = 0;
-        q->ops->each(q, see_child, &sp);
-        o[sp.child < 0 ? c0 : (uint32_t)sp.child] = q;
-    }
-    uint32_t made = 0;
-    for (uint32_t r = 0; r < nr2; r++)
-        if (o[r]) {
-            o[r]->ops->each(o[r], count_over, &sp);
-            made++;
-        }
     table_del(h, h->base.table, h->base.nb);
-    over_del(h, h->over, h->base.nb);
     h->base.table = t;
-    h->over = o;
     h->base.nb = nb;
-    h->nover = made;
     h->grow = vm_hash_grow_at(h, nb);
     vm_hash_watch(h);
     vm_hash_sync(h);
