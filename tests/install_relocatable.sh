@@ -7,9 +7,7 @@
 # and a program built without them does not find libvmatch.so at run time.
 # Usage: install_relocatable.sh SOURCE_DIR BUILD_DIR (CMAKE and CC in the environment).
 set -eu
-src=$1
-build=$2
-tmp=$(mktemp -d)
+src=$1 build=$2 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$CMAKE" --install "$build" --prefix "$tmp/built" >/dev/null
