@@ -26,3 +26,6 @@ VMATCH_TSAN_DEPS="libtsan2"
 
 # Packages scripts/fuzz needs: clang and its runtime with libFuzzer (libclang_rt.fuzzer).
 VMATCH_FUZZ_DEPS="clang libclang-rt-14-dev"
+
+# Packages scripts/deb needs to build vmatch's Debian packages (dpkg-buildpackage, dh).
+VMATCH_DEB_DEPS="dpkg-dev debhelper fakeroot"

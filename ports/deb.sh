@@ -1,0 +1,113 @@
+# shellcheck shell=bash disable=SC2154
+# ports/deb.sh -- what ports/ucx/deb and ports/mpich/deb share: Debian's source package of
+# the port rebuilt as binary packages with the vmatch patch series in debian/patches, a
+# build dependency on libvmatch-dev and a version of its own.  Sourced after ports/lib.sh
+# (which sets $port, $port_version, $work, $here, $repo); sets
+#   deb_dir      $work/deb, everything of the packages: vmatch/ (vmatch's .debs), the
+#                unpacked source $port-$port_version, the port's .debs, build.log
+#   deb_suffix   +vmatch0.2: what the port's version gets after Debian's
+deb_dir=$work/deb
+deb_src=$deb_dir/$port-$port_version
+vmatch_abi=$(sed -n 's/^project(vmatch VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$repo/CMakeLists.txt")
+deb_suffix=+vmatch$vmatch_abi
+# The .deb names (the package and the version of its file name).
+vmatch_lib_pkg=libvmatch$vmatch_abi
+
+# deb_vmatch: vmatch's packages built by scripts/deb into $deb_dir/vmatch and installed
+# (the port's build needs libvmatch-dev).
+deb_vmatch() {
+    log "vmatch's packages (scripts/deb, log: $deb_dir/vmatch/build.log)"
+    "$repo/scripts/deb" --out "$deb_dir/vmatch" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --allow-downgrades \
+        "$deb_dir/vmatch/${vmatch_lib_pkg}"_*.deb "$deb_dir"/vmatch/libvmatch-dev_*.deb >/dev/null
+}
+
+# deb_source VERSION: a fresh copy of Debian's source package VERSION in $deb_src, from the
+# .dsc the port's build fetched into $work, else apt-get source (a deb-src entry is added
+# as ports/*/build do).
+deb_source() {
+    local ver=$1 dsc=$work/${port}_$1.dsc
+    if [ ! -f "$dsc" ]; then
+        ensure_deb_src || return 1
+        log "apt-get source --download-only $port=$ver ($work)"
+        mkdir -p "$work"
+        (cd "$work" && apt-get source -qq --download-only "$port=$ver" >/dev/null) || {
+            echo "ports/$port/deb: cannot fetch Debian's source package $port $ver" >&2
+            return 1
+        }
+    fi
+    rm -rf "$deb_src"
+    mkdir -p "$deb_dir"
+    local out # (gpgv's "no public key" would be noise: apt checked the files' hashes)
+    out=$(dpkg-source -q -x "$dsc" "$deb_src" 2>&1) || {
+        echo "$out" >&2
+        return 1
+    }
+}
+
+# deb_patch PACKAGE: the vmatch series appended to debian/patches/series, libvmatch-dev
+# added to the build dependencies (and a dependency of the PACKAGE that links it: dh's
+# shlibs would give it too, this says so in the control file), and a changelog entry.
+deb_patch() {
+    local pkg=$1 p old ver
+    while read -r p; do
+        case $p in '' | '#'*) continue ;; esac
+        cp "$here/patches/$p" "$deb_src/debian/patches/vmatch-$p"
+        echo "vmatch-$p" >>"$deb_src/debian/patches/series"
+    done <"$here/patches/series"
+    # the headers of this minor version (before 1.0 the next one may change the ABI)
+    local next=${vmatch_abi%.*}.$((${vmatch_abi#*.} + 1))~
+    sed -i "s/^Build-Depends: /Build-Depends: libvmatch-dev (>= $vmatch_abi.0), libvmatch-dev (<< $next), /" \
+        "$deb_src/debian/control"
+    sed -i "/^Package: $pkg\$/,/^\$/ s/^Depends: /Depends: $vmatch_lib_pkg, /" "$deb_src/debian/control"
+    old=$(dpkg-parsechangelog -l "$deb_src/debian/changelog" -S Version)
+    ver=$old$deb_suffix
+    {
+        printf '%s (%s) bookworm; urgency=medium\n\n' "$port" "$ver"
+        printf '  * %s tag matching through vmatch %s (libvmatch), the patch series of\n' "$port_name" "$vmatch_abi"
+        printf '    vmatch'"'"'s ports/%s added to debian/patches.\n\n' "$port"
+        printf ' -- vmatch maintainers <maintainers@users.noreply.a-seed-a1c2f01d.example>  %s\n\n' \
+            "$(date -R)"
+        cat "$deb_src/debian/changelog"
+    } >"$deb_src/debian/changelog.new"
+    mv "$deb_src/debian/changelog.new" "$deb_src/debian/changelog"
+}
+
+# deb_rules_libs: UCX's and MPICH's configure take vmatch from the environment, as
+# ports/*/build give it; in /usr only the library needs naming (export LIBS in debian/rules).
+deb_rules_libs() {
+    sed -i "0,/^%:/ s/^%:/# vmatch: $port_name's matching through libvmatch (ports\/$port\/patches)\nexport LIBS += -lvmatch\n\n%:/" \
+        "$deb_src/debian/rules"
+    grep -q '^export LIBS += -lvmatch' "$deb_src/debian/rules"
+}
+
+# deb_check_series: dpkg-source applies the series (Debian's patches are applied by the
+# unpacking): a patch that does not apply stops here, before the build dependencies.
+deb_check_series() {
+    local out
+    out=$(cd "$deb_src" && dpkg-source --before-build . 2>&1) || {
+        echo "$out" | tail -10 >&2
+        echo "ports/$port/deb: the vmatch series does not apply to Debian's $port source" >&2
+        return 1
+    }
+    echo "$out" | grep 'applying vmatch-' | sed 's/^dpkg-source: info: /   /'
+}
+
+# deb_build: the build dependencies (apt-get build-dep of the patched source), then
+# dpkg-buildpackage -b without the package's tests; the .debs land in $deb_dir.
+deb_build() {
+    local t0
+    log "$port_name: build dependencies (apt-get build-dep)"
+    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "$deb_src" >/dev/null
+    rm -f "$deb_dir"/*.deb "$deb_dir"/*.changes "$deb_dir"/*.buildinfo
+    t0=$(date +%s)
+    log "$port_name: dpkg-buildpackage -b (log: $deb_dir/build.log)"
+    (cd "$deb_src" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" nice -n 19 \
+        dpkg-buildpackage -b -uc -us) >"$deb_dir/build.log" 2>&1 || {
+        grep -E 'error|Error' "$deb_dir/build.log" | tail -20 >&2
+        echo "ports/$port/deb: dpkg-buildpackage failed (log: $deb_dir/build.log)" >&2
+        return 1
+    }
+    echo "dpkg-buildpackage $(($(date +%s) - t0))s" | tee "$deb_dir/times"
+    ls "$deb_dir"/*.deb
+}
