@@ -541,9 +541,18 @@ read_specs() {
     fi
 }
 
-# label SPEC: SPEC as a file name part ("default" for the empty spec; a path's slashes
-# become underscores).
-label() { [ -n "$1" ] && echo "$1" | tr ' =/' '_-_' || echo default; }
+# label SPEC: SPEC as a file name part, one per spec: "default" for the empty spec; a spec
+# of letters, digits and . , : % = / and blanks with '=' as '-', blanks as '_' and '/' as
+# '+' ("policy=single storage=llv": policy-single_storage-llv); any other spec with every
+# other character as '_' and "@" and 8 hex digits of its hash after it, so that two specs
+# never share a name (pnp-static: policy-pnp_static@...).
+label() {
+    [ -n "$1" ] || { echo default && return; }
+    local l=$1
+    l=${l//=/-} l=${l// /_} l=${l//\//+}
+    [[ $1 =~ ^[A-Za-z0-9.,:%=/\ ]+$ ]] && echo "$l" ||
+        echo "${l//[^A-Za-z0-9.,:%+_-]/_}@$(printf '%s' "$1" | sha256sum | cut -c1-8)"
+}
 
 # openmpi_deps: Debian's Open MPI (mpicc, mpirun), for the MPI programs over UCX.
 openmpi_deps() {
