@@ -541,9 +541,18 @@ read_specs() {
     fi
 }
 
-# label SPEC: SPEC as a file name part ("default" for the empty spec; a path's slashes
-# become underscores).
-label() { [ -n "$1" ] && echo "$1" | tr ' =/' '_-_' || echo default; }
+# label SPEC: SPEC as a file name part, one per spec: "default" for the empty spec; a spec
+# of letters, digits and . , : % = / and blanks with '=' as '-', blanks as '_' and '/' as
+# '+' ("policy=single storage=llv": policy-single_storage-llv); any other spec with every
+# other character as '_' and "@" and 8 hex digits of its hash after it, so that two specs
+# never share a name (pnp-static: policy-pnp_static@...).
+label() {
+    [ -n "$1" ] || { echo default && return; }
+    local l=$1
+    l=${l//=/-} l=${l// /_} l=${l//\//+}
+    [[ $1 =~ ^[A-Za-z0-9.,:%=/\ ]+$ ]] && echo "$l" ||
+        echo "${l//[^A-Za-z0-9.,:%+_-]/_}@$(printf '%s' "$1" | sha256sum | cut -c1-8)"
+}
 
 # openmpi_deps: Debian's Open MPI (mpicc, mpirun), for the MPI programs over UCX.
 openmpi_deps() {
@@ -553,11 +562,13 @@ openmpi_deps() {
 
 # ---- test suites' results (runtests' TAP summaries) ----
 
-# tap_results TAP: "program np #k" -> ok|fail for each test of a TAP summary, sorted; k
-# counts the runs of one program (other arguments or environment).  A skipped test is ok.
+# tap_results TAP: "program np #k" -> ok|fail|skip for each test of a TAP summary, sorted;
+# k counts the runs of one program (other arguments or environment).  A skipped test (TAP's
+# "# SKIP", e.g. MPICH's xfail tests, which runtests does not run) is "skip", not "ok".
 tap_results() {
-    awk '/^(not )?ok / { ok = $1 == "ok"; sub(/^(not )?ok +[0-9]* *- */, ""); sub(/ +#.*$/, "")
-        printf "%s #%d\t%s\n", $0, ++k[$0], ok ? "ok" : "fail" }' "$1" | LC_ALL=C sort
+    awk '/^(not )?ok / { r = $1 == "ok" ? "ok" : "fail"; if (/# *SKIP/) r = "skip"
+        sub(/^(not )?ok +[0-9]* *- */, ""); sub(/ +#.*$/, "")
+        printf "%s #%d\t%s\n", $0, ++k[$0], r }' "$1" | LC_ALL=C sort
 }
 
 # tap_compare STOCK_TAP TAP NAME WHAT: the results of NAME (TAP) against stock's.  Fails
@@ -574,6 +585,8 @@ tap_compare() {
             $2 == "fail" && $3 == "ok" { printf "   differs: %s: stock fails, %s ok\n", $1, n }
             $2 == "ok" && $3 == "none" { if (++skipped <= 10) missing = missing "\n      " $1; bad = 1 }
             $2 == "none" { only++ }
+            $2 == "skip" && $3 == "skip" { nskip++; skips = skips " " $1 }
+            $2 == "skip" && $3 != "skip" && $3 != "none" { printf "   differs: %s: skipped on stock, %s on %s\n", $1, $3, n }
             END {
                 if (!common) { printf "   %s: FAILED: no test in common between stock and %s\n", d, n; exit 1 }
                 if (!stock_ok) { printf "   %s: FAILED: no test passed on stock: nothing to compare\n", d; exit 1 }
@@ -581,6 +594,7 @@ tap_compare() {
                     skipped, n, missing, (skipped > 10 ? "\n      ..." : "")
                 printf "   %s: %s against stock: %d tests in common%s\n", d, n, common,
                     only ? sprintf(", %d run on %s only", only, n) : ""
+                if (nskip) printf "   %s: %d of them skipped on both, not run (not counted as passed):%s\n", d, nskip, skips
                 exit bad
             }'
 }
