@@ -423,6 +423,72 @@ void vm_pool_trim(vm_pool_t *p)
     }
 }
 
+/* The slab holding obj (as slab_put finds it). */
+static vm_slab_t *slab_of(const vm_pool_t *p, const void *obj)
+{
+    return (uintptr_t)obj - (uintptr_t)p->tiny < p->tiny_bytes
+               ? p->tiny
+               : (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->align - 1));
+}
+
+/* Is slab s among those made after the pool's first n? */
+static int slab_after(const vm_pool_t *p, const vm_slab_t *s, uint64_t n)
+{
+    const vm_link_t *l = p->slabs.head;
+    for (uint64_t i = 0; l && i < n; i++)
+        l = l->next;
+    for (; l; l = l->next)
+        if (VM_CONTAINER_OF(l, vm_slab_t, all) == s)
+            return 1;
+    return 0;
+}
+
+/* Give back the slabs made after the pool's first n, which hold nothing again: their objects
+ * in the cache go back to them first, the other slabs' stay cached. */
+static void pool_undo(vm_pool_t *p, uint64_t n)
+{
+    if (p->big || p->nslabs <= n)
+        return;
+    void **at = &p->cache;
+    while (*at) {
+        void *obj = *at;
+        if (slab_after(p, slab_of(p, obj), n)) {
+            *at = *(void **)obj;
+            p->ncached--;
+            vm_slab_t *s = slab_of(p, obj);
+            *(void **)obj = s->free;
+            s->free = obj;
+            if (!s->on_partial)
+                partial_push(p, s);
+            if (--s->used == 0)
+                p->empty += s->bytes;
+        } else {
+            at = (void **)obj;
+        }
+    }
+    while (p->nslabs > n) {
+        vm_slab_t *s = VM_CONTAINER_OF(p->slabs.tail, vm_slab_t, all);
+        if (s->used)
+            return; /* not the caller's alone: kept */
+        p->empty -= s->bytes;
+        partial_unlink(p, s);
+        slab_drop(p, s);
+    }
+}
+
+void vm_env_mark(const vm_env_t *env, vm_env_mark_t *m)
+{
+    m->npools = env->npools;
+    for (unsigned i = 0; i < env->npools; i++)
+        m->nslabs[i] = env->pools[i].nslabs;
+}
+
+void vm_env_undo(vm_env_t *env, const vm_env_mark_t *m)
+{
+    for (unsigned i = 0; i < env->npools; i++)
+        pool_undo(&env->pools[i], i < m->npools ? m->nslabs[i] : 0);
+}
+
 void vm_env_trim(vm_env_t *env)
 {
     for (unsigned i = 0; i < env->npools; i++)

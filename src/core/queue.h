@@ -108,6 +108,16 @@ vm_pool_t *vm_env_pool(vm_env_t *env, size_t obj_size);
 /* vm_pool_trim on every pool of env. */
 void vm_env_trim(vm_env_t *env);
 
+/* The slabs each pool of an engine holds, so that a call that fails with VMATCH_ENOMEM
+ * after taking objects from new slabs, and gave the objects back, can give those slabs back
+ * too and leave the engine's bytes as they were (vm_env_undo). */
+typedef struct vm_env_mark {
+    uint64_t nslabs[VM_MAX_POOLS];
+    unsigned npools;
+} vm_env_mark_t;
+void vm_env_mark(const vm_env_t *env, vm_env_mark_t *m);
+void vm_env_undo(vm_env_t *env, const vm_env_mark_t *m);
+
 /* ---- storage: one ordered queue ---- */
 
 /* Common head of every storage queue; a storage embeds it first in its own struct. */

@@ -63,6 +63,8 @@ int vm_hash_to_table(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void 
                      uint64_t seq)
 {
     vm_hash_t was = *h; /* no table, overflow, wildcard or flat queue: nothing to free */
+    vm_env_mark_t mark; /* the pools' slabs, given back as they were on failure */
+    vm_env_mark(h->base.env, &mark);
     vm_side_t *b = &h->base;
     unsigned from = b->head, to = b->head + (unsigned)b->len;
     int rc = VMATCH_OK;
@@ -77,6 +79,7 @@ int vm_hash_to_table(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void 
         rc = vm_hash_append_other(h, bits, care, payload, seq);
     if (rc < 0) { /* as it was: the vector, no table */
         vm_hash_table_free(h);
+        vm_env_undo(h->base.env, &mark);
         *h = was;
         vm_hash_check(h, 0); /* the windows' checks of both sides, as they were */
     }
