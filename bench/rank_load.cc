@@ -187,9 +187,21 @@ bool load_traces(const Options &o, std::vector<RankTrace> &tr, RunShape &shape,
         // No trace says: the engines get the largest source or rank + 1 (pnp and unified
         // bound their queues by it).
         int64_t m = 0;
+        const RankTrace *by = &tr[0];
         for (const RankTrace &r : tr)
-            m = std::max({m, max_source(r.t) + 1, r.rank + 1});
-        shape.nprocs = (uint32_t)std::min<int64_t>(m, 1 << 30);
+            if (std::max(max_source(r.t) + 1, r.rank + 1) > m) {
+                m = std::max(max_source(r.t) + 1, r.rank + 1);
+                by = &r;
+            }
+        // Past the bound of the nprocs key no engine can be made for the run; say that,
+        // not that a clamped nprocs is too small for the source.
+        if (m > (1 << 30)) {
+            err = fmt("%s: source or rank %lld, and no trace declares nprocs: a run of more "
+                      "than 2^30 = %d processes, more than vmatch takes (the spec's nprocs)",
+                      by->path.c_str(), (long long)(m - 1), 1 << 30);
+            return false;
+        }
+        shape.nprocs = (uint32_t)m;
         notes.push_back(fmt("no trace declares nprocs: the engines get nprocs=%u (the largest "
                             "source or rank + 1)",
                             shape.nprocs));

@@ -200,11 +200,20 @@ bool write_json(const std::string &path, const Report &rep, const Machine &m, co
 // engines are solid lines, baselines dashed; every engine has its own colour.
 bool write_plot(const std::string &dir, const Report &rep, const Machine &m)
 {
-    static const char *const colours[] = {"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e",
-                                          "#9467bd", "#000000", "#8c564b", "#e377c2",
-                                          "#17becf", "#7f7f7f", "#bcbd22", "#393b79"};
+    // One colour per line: past the palette's end a line would look like an earlier one
+    // (ob1-inl was drawn as ll), so the palette is longer than the report's engines and,
+    // past it, the dash pattern changes too.
+    static const char *const colours[] = {
+        "#1f77b4", "#2ca02c", "#d62728", "#ff7f0e", "#9467bd", "#000000", "#8c564b",
+        "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31",
+        "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1"};
     const size_t ncol = sizeof colours / sizeof *colours;
     const std::vector<Engine> &en = rep.engines();
+    // Dashed: every design that is not vmatch's, the inline peers (ob1-inl, ...) too.
+    auto dash = [&](size_t i) {
+        bool peer = en[i].base || (en[i].inl && en[i].inl->design);
+        return (peer ? 2 : 1) + 2 * (int)(i / ncol);
+    };
     FILE *d = fopen((dir + "/plot.dat").c_str(), "w");
     if (!d)
         return false;
@@ -254,8 +263,8 @@ bool write_plot(const std::string &dir, const Report &rep, const Machine &m)
         fprintf(g,
                 "%s'plot.dat' using 1:%zu with linespoints title '%s' lw 2 pt %zu lc rgb '%s' "
                 "dt %d",
-                i ? ", \\\n     " : "", i + 2, en[i].label.c_str(), (i % 12) + 1,
-                colours[i % ncol], en[i].base ? 2 : 1);
+                i ? ", \\\n     " : "", i + 2, en[i].label.c_str(), (i % 14) + 1,
+                colours[i % ncol], dash(i));
     fprintf(g, "\n");
     return fclose(g) == 0;
 }

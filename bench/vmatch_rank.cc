@@ -21,6 +21,7 @@
 //
 // Files: this one (options, the table, the verdict), rank_load.cc (the traces, the
 // candidates), rank_run.cc (preparing, profiles, checking and timing); rank.h.
+#include "cli.h"
 #include "rank.h"
 
 #include <algorithm>
@@ -89,21 +90,13 @@ void usage(FILE *f)
         "Environment: TMPDIR, where the profiles go without --profiles (removed at exit).\n");
 }
 
-// A positive number from text, else false.
-bool number(const char *s, double &v)
-{
-    char *end = nullptr;
-    v = strtod(s, &end);
-    return end && end != s && *end == '\0' && std::isfinite(v) && v >= 0;
-}
-
-// Options from the command line; false with why.  help: --help seen.
+// Options from the command line; false with why (naming the option).  help: --help seen.
 bool parse_args(int argc, char **argv, Options &o, bool &help, std::string &why)
 {
+    static const char *const kValued[] = {"--reps",     "--min-ms",  "--budget", "--spec",
+                                          "--profiles", "--designs", "--port"};
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : nullptr;
-        double v;
         if (a == "--help" || a == "-h") {
             help = true;
             return true;
@@ -112,34 +105,44 @@ bool parse_args(int argc, char **argv, Options &o, bool &help, std::string &why)
             o.traces.push_back(a);
             continue;
         }
-        if (!val) {
+        bool valued = false;
+        for (const char *k : kValued)
+            valued |= a == k;
+        if (!valued) {
+            why = "unknown option " + a;
+            return false;
+        }
+        if (i + 1 >= argc) {
             why = a + " needs a value";
             return false;
         }
-        i++;
-        if (a == "--reps" && number(val, v) && v >= 1 && v <= 1000 && v == (int)v) {
-            o.reps = (int)v;
-        } else if (a == "--min-ms" && number(val, v) && v <= 60000) {
+        const char *val = argv[++i];
+        long n;
+        double v;
+        if (a == "--reps" && vmcli::whole(val, 1, 1000, n)) {
+            o.reps = (int)n;
+        } else if (a == "--min-ms" && vmcli::real(val, 0, 60000, v)) {
             o.min_ms = v;
-        } else if (a == "--budget" && number(val, v) && v > 0) {
+        } else if (a == "--budget" && vmcli::real(val, 1e-3, 1e6, v)) {
             o.budget_s = v;
-        } else if (a == "--spec") {
-            o.specs.push_back(val);
-        } else if (a == "--profiles") {
-            o.profiles = val;
-        } else if (a == "--designs") {
-            o.designs = val;
+        } else if (a == "--spec" || a == "--profiles" || a == "--designs") {
+            if (!*val && a != "--spec") { // --spec "": the default engine
+                why = a + " needs a value, not an empty one";
+                return false;
+            }
+            if (a == "--spec")
+                o.specs.push_back(val);
+            else
+                (a == "--profiles" ? o.profiles : o.designs) = val;
         } else if (a == "--port" && (!strcmp(val, "mpich") || !strcmp(val, "ucx"))) {
             o.mpich = !strcmp(val, "mpich");
             o.ucx = !o.mpich;
         } else {
-            why = a == "--reps" || a == "--min-ms" || a == "--port" || a == "--budget"
-                      ? fmt("%s '%s': %s", a.c_str(), val,
-                            a == "--reps"     ? "a whole number from 1 to 1000"
-                            : a == "--min-ms" ? "a number of milliseconds from 0 to 60000"
-                            : a == "--budget" ? "a number of seconds above 0"
-                                              : "mpich or ucx")
-                      : "unknown option " + a;
+            why = fmt("%s '%s': %s", a.c_str(), val,
+                      a == "--reps"     ? "a whole number from 1 to 1000"
+                      : a == "--min-ms" ? "a number of milliseconds from 0 to 60000"
+                      : a == "--budget" ? "a number of seconds from 0.001 to 1000000"
+                                        : "mpich or ucx");
             return false;
         }
     }

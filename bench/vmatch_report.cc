@@ -50,6 +50,8 @@
 // (results.json, the plot).
 #include "report_sections.h"
 
+#include "cli.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -170,55 +172,118 @@ static bool section_arg(const std::string &a, Options &o)
     return false;
 }
 
-// Options from the command line; false (with a message) on a bad one.  help: --help seen.
+// The value of a numeric option, or false with a message that names the option and its
+// range (a value outside it is refused, not replaced by a default).
+static bool numeric_arg(const std::string &a, const char *val, Options &o)
+{
+    long n;
+    double x;
+    if (a == "--reps" && vmcli::whole(val, 1, 1000, n)) {
+        o.reps = (int)n;
+        o.reps_given = true;
+    } else if (a == "--min-ms" && vmcli::real(val, 0, 60000, x)) {
+        o.min_ms = x;
+    } else if (a == "--budget" && vmcli::real(val, 1e-3, 1e6, x)) {
+        o.budget_s = x;
+    } else {
+        fprintf(stderr, "vmatch_report: %s '%s': %s\n", a.c_str(), val,
+                a == "--reps"     ? "a whole number from 1 to 1000"
+                : a == "--min-ms" ? "a number of milliseconds from 0 to 60000"
+                                  : "a number of seconds from 0.001 to 1000000");
+        return false;
+    }
+    return true;
+}
+
+// An option that takes a value: o set, or false with a message.
+static bool value_arg(const std::string &a, const char *val, Options &o)
+{
+    if (a == "--reps" || a == "--min-ms" || a == "--budget")
+        return numeric_arg(a, val, o);
+    if (!*val) {
+        fprintf(stderr, "vmatch_report: %s needs a value, not an empty one\n", a.c_str());
+        return false;
+    }
+    if (a == "--out")
+        o.out = val;
+    else if (a == "--only")
+        o.only = val;
+    else if (a == "--traces")
+        o.traces = val;
+    else if (a == "--inline-spec")
+        o.inline_spec = val;
+    else if (a == "--engines")
+        o.engines = val;
+    else if (a == "--log")
+        return (o.log = open_log(val)) != nullptr;
+    else if (a == "--summary")
+        o.summary = val;
+    return true;
+}
+
+// Options from the command line; false (with a message naming the option) on a bad one.
+// help: --help seen.
 static bool parse_args(int argc, char **argv, Options &o, bool &help)
 {
+    static const char *const kValued[] = {"--out",     "--reps",   "--min-ms", "--budget",
+                                          "--only",    "--traces", "--log",    "--inline-spec",
+                                          "--engines", "--summary"};
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        bool more = i + 1 < argc;
         if (section_arg(a, o))
             continue;
-        if (a == "--full") {
+        bool valued = false;
+        for (const char *v : kValued)
+            valued |= a == v;
+        if (valued) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "vmatch_report: %s needs a value\n", a.c_str());
+                return false;
+            }
+            if (!value_arg(a, argv[++i], o))
+                return false;
+        } else if (a == "--full") {
             o.full = true;
         } else if (a == "--machine") {
             o.machine_only = true;
         } else if (a == "--list") {
             o.list = true;
-        } else if (a == "--out" && more) {
-            o.out = argv[++i];
-        } else if (a == "--reps" && more) {
-            o.reps = atoi(argv[++i]);
-            o.reps_given = o.reps > 0;
-        } else if (a == "--min-ms" && more) {
-            o.min_ms = atof(argv[++i]);
-        } else if (a == "--budget" && more) {
-            o.budget_s = atof(argv[++i]);
-        } else if (a == "--only" && more) {
-            o.only = argv[++i];
-        } else if (a == "--traces" && more) {
-            o.traces = argv[++i];
-        } else if (a == "--inline-spec" && more) {
-            o.inline_spec = argv[++i];
-        } else if (a == "--engines" && more) {
-            o.engines = argv[++i];
-        } else if (a == "--log" && more) {
-            if (!(o.log = open_log(argv[++i])))
-                return false;
-        } else if (a == "--summary" && more) {
-            o.summary = argv[++i];
         } else if (a == "--help" || a == "-h") {
             help = true;
         } else {
-            fprintf(stderr, "vmatch_report: unknown argument or missing value: %s\n",
+            fprintf(stderr, "vmatch_report: unknown option %s (vmatch_report --help)\n",
                     a.c_str());
-            usage(stderr);
             return false;
         }
     }
-    if (o.reps <= 0)
+    if (!o.reps_given)
         o.reps = o.full ? 3 : 7;
-    if (o.reps > 1000)
-        o.reps = 1000;
+    return true;
+}
+
+// Every label of --engines names an engine of this run, or one this build left out (a note
+// says why); else false with a message.  A misspelt label would otherwise run the mpich
+// column alone.
+static bool check_engines(const Options &o, const std::vector<Engine> &engines,
+                          const std::vector<std::string> &notes)
+{
+    std::string list = o.engines + ",";
+    for (size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos;
+         at = comma + 1) {
+        std::string label = list.substr(at, comma - at);
+        bool known = false;
+        for (const Engine &e : engines)
+            known |= e.label == label;
+        for (const std::string &n : notes)
+            known |= n.rfind(label + " ", 0) == 0;
+        if (!known) {
+            fprintf(stderr,
+                    "vmatch_report: --engines '%s': no engine is called '%s' (vmatch_report "
+                    "--list names them)\n",
+                    o.engines.c_str(), label.c_str());
+            return false;
+        }
+    }
     return true;
 }
 
@@ -293,6 +358,8 @@ int main(int argc, char **argv)
     }
     std::vector<std::string> notes;
     std::vector<Engine> engines = collect_engines(o, notes);
+    if (!o.engines.empty() && !check_engines(o, engines, notes))
+        return 1;
     bool have_yard = false;
     for (const Engine &e : engines)
         have_yard |= e.label == kYardstick;
@@ -457,6 +524,17 @@ int main(int argc, char **argv)
         for (const Row &row : r->rows())
             for (const Cell &c : row.cells)
                 wrong |= c.wrong;
+    }
+    size_t rows = trace_rows.rows.size() + (tp.ran ? 1 : 0);
+    for (const Report *r : all)
+        rows += r->rows().size();
+    if (!o.only.empty() && rows == 0) {
+        // The memory section takes no --only; every other section ran no row.
+        fprintf(stderr,
+                "vmatch_report: --only '%s': no workload's name contains it (vmatch_report "
+                "--list names them)\n",
+                o.only.c_str());
+        failed = true;
     }
     for (const Row &row : trace_rows.rows)
         for (const Cell &c : row.cells)

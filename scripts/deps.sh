@@ -29,3 +29,21 @@ VMATCH_FUZZ_DEPS="clang libclang-rt-14-dev"
 
 # Packages scripts/deb needs to build vmatch's Debian packages (dpkg-buildpackage, dh).
 VMATCH_DEB_DEPS="dpkg-dev debhelper fakeroot"
+
+# The build trees of the scripts.  Each is named so that it is no folder of another build
+# tree: the README's `cmake -S . -B build` owns build/bench, build/fuzz, build/tests,
+# build/tools and build/workloads (the source's subfolders), so a script building there would
+# overwrite that tree's files (tests/build_folders.sh checks the names and the two orders).
+VMATCH_BENCH_DIR=build/script-bench # scripts/bench (Release), scripts/instr
+VMATCH_FUZZ_DIR=build/script-fuzz   # scripts/fuzz (clang, libFuzzer, ASan + UBSan)
+VMATCH_TEST_DIRS="build/test build/asan build/tsan" # scripts/test's three passes
+
+# Configure the scripts' trees (also run by tests/build_folders.sh, so the test configures
+# exactly what the scripts do).
+vmatch_configure_bench() { # DIR
+    cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DVMATCH_BUILD_TESTS=OFF
+}
+vmatch_configure_fuzz() { # DIR
+    CC=clang cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVMATCH_FUZZ=ON \
+        -DVMATCH_SANITIZE=ON -DVMATCH_WERROR=ON -DVMATCH_BUILD_TESTS=OFF -DVMATCH_BUILD_BENCH=OFF
+}

@@ -18,18 +18,23 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { NOPS = 4000, NPROCS = 8 };
 
 static char dir[64];
 
+/* A path in the scratch folder.  The buffers hold the folder and the longest name a test
+ * builds (a 200-byte want[]), so GCC's -Wformat-truncation, an error under -Werror, has no
+ * case to report; a longer name stops the test instead of being cut. */
 static const char *path_of(const char *name)
 {
-    static char p[2][160];
+    static char p[2][sizeof dir + 256];
     static int turn;
     turn ^= 1;
-    snprintf(p[turn], sizeof p[turn], "%s/%s", dir, name);
+    int n = snprintf(p[turn], sizeof p[turn], "%s/%s", dir, name);
+    REQUIRE(n > 0 && (size_t)n < sizeof p[turn]);
     return p[turn];
 }
 
@@ -464,6 +469,33 @@ static void test_profiles(void)
     CHECK_EQ(read_back("cluster", "trace.prof", "nprocs=8"), VMATCH_EINVAL);
 }
 
+/* Profiles at the edges (issue 37): counts whose sum wraps past 2^64 - 1, which the tools
+ * printed as a total of 2^64 - 2 with 100% for each source, and a folder given as the
+ * profile, which said only "read error". */
+static void test_profile_edges(void)
+{
+    vm_profile_t p;
+    write_text("wrap.prof", "vmatch-profile 1\nlayout 16 24 24\nnprocs 8\n"
+                            "0 1 18446744073709551615 0\n0 2 18446744073709551615 0\n");
+    CHECK_EQ(vm_profile_load(path_of("wrap.prof"), &p), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "PRQ counts sum past 2^64 - 1") != NULL);
+    write_text("wrap-umq.prof", "vmatch-profile 1\nlayout 16 24 24\nnprocs 8\n"
+                                "0 1 0 18446744073709551615\n0 2 0 1\n");
+    CHECK_EQ(vm_profile_load(path_of("wrap-umq.prof"), &p), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "UMQ counts sum past") != NULL);
+    /* the largest sums that fit are read */
+    write_text("max.prof", "vmatch-profile 1\nlayout 16 24 24\nnprocs 8\n"
+                           "0 1 18446744073709551614 0\n0 2 1 18446744073709551615\n");
+    REQUIRE(vm_profile_load(path_of("max.prof"), &p) == VMATCH_OK);
+    CHECK_EQ(p.n, 2);
+    vm_profile_free(&p);
+    REQUIRE(mkdir(path_of("folder.prof"), 0700) == 0);
+    CHECK_EQ(vm_profile_load(path_of("folder.prof"), &p), VMATCH_EIO);
+    CHECK(strstr(vmatch_last_error(), "is a directory") != NULL);
+    CHECK(read_back("cluster", "folder.prof", "nprocs=8") < 0);
+    CHECK(strstr(vmatch_last_error(), "is a directory") != NULL);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -484,6 +516,7 @@ int main(void)
     test_inline_off();
     test_paths();
     test_profiles();
+    test_profile_edges();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -447,6 +447,59 @@ static void test_bad(void)
     CHECK(vmatch_last_error()[0] != '\0');
 }
 
+/** One grammar for the numbers of every key (issue 37): leading zeros and a point with
+ * digits on one side are taken alike by every key; exponents, hex, signs, inf and nan by
+ * none.  Before, pnp.alpha refused .5 and took 0x1p2 and 1e2, layout.tag refused 11 digits
+ * with leading zeros that llv.block took. */
+static void test_number_grammar(void)
+{
+    static const struct {
+        const char *spec, *shows;
+    } good[] = {
+        {"policy=pnp nprocs=16 pnp.alpha=.5", "pnp.alpha=0.5"},
+        {"policy=pnp nprocs=16 pnp.alpha=2.", "pnp.alpha=2"},
+        {"policy=pnp nprocs=16 pnp.alpha=0001.25", "pnp.alpha=1.25"},
+        {"policy=pnp nprocs=16 "
+         "pnp.alpha=0000000000000000000000000000000000000000000000000000000000000000"
+         "000000007",
+         "pnp.alpha=7"},
+        {"layout.tag=00000000000000024", "layout.tag=24"},
+        {"storage=llv llv.block=064", "llv.block=64"},
+        {"nprocs=000000000000000000016", "nprocs=16"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        vmatch_engine_t *e = make(good[i].spec);
+        if (!e)
+            continue;
+        if (!strstr(vmatch_describe(e), good[i].shows))
+            fprintf(stderr, "\"%s\" gives \"%s\", not %s\n", good[i].spec, vmatch_describe(e),
+                    good[i].shows);
+        CHECK(strstr(vmatch_describe(e), good[i].shows) != NULL);
+        vmatch_destroy(e);
+    }
+    static const char *const refused[] = {
+        "policy=pnp nprocs=16 pnp.alpha=0x1p2",
+        "policy=pnp nprocs=16 pnp.alpha=1e2",
+        "policy=pnp nprocs=16 pnp.alpha=inf",
+        "policy=pnp nprocs=16 pnp.alpha=nan",
+        "policy=pnp nprocs=16 pnp.alpha=+1",
+        "policy=pnp nprocs=16 pnp.alpha=-0",
+        "policy=pnp nprocs=16 pnp.alpha=.",
+        "policy=pnp nprocs=16 pnp.alpha=1.2.3",
+        "policy=pnp nprocs=16 pnp.alpha=1,5",
+        "layout.tag=0x18",
+        "layout.tag=+24",
+        "llv.block=1e3",
+        "trace.cap=4294967297",
+        "rank=2147483648",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        bad(refused[i]);
+        CHECK(strstr(vmatch_last_error(), "expected") != NULL ||
+              strstr(vmatch_last_error(), "rank") != NULL);
+    }
+}
+
 /** The resolved spec is itself a spec that gives the same engine. */
 static void test_round_trip(void)
 {
@@ -489,6 +542,7 @@ int main(void)
     test_last_wins();
     test_env();
     test_bad();
+    test_number_grammar();
     test_round_trip();
     return check_report("test_spec");
 }

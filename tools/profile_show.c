@@ -2,7 +2,7 @@
  * partners each metric of policy=pnp would choose), heatmap (of a profile, or of the profile
  * a trace's replay records) and record (the profile of a generated workload). */
 #include "gen.h"
-#include "pnp.h"
+#include "partners.h"
 #include "profile_tool.h"
 #include "replay.h"
 #include "vmatch.h"

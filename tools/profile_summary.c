@@ -4,7 +4,7 @@
  * partners and policy=cluster's clusters, from the profile its replay records. */
 #define _XOPEN_SOURCE 700 /* mkstemp, P_tmpdir */
 #include "clusters.h"
-#include "pnp.h"
+#include "partners.h"
 #include "profile_tool.h"
 #include "vmatch.h"
 

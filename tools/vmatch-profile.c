@@ -61,10 +61,13 @@ int fail(int code, const char *fmt, ...)
     return code;
 }
 
-/** Parse s as a number in [lo, hi] (a whole one when whole); 0, or -1 when it is not. */
+/** Parse all of s as a plain decimal number (no hex, inf or nan; digits only when whole) in
+ * [lo, hi]; 0, or -1 when it is not. */
 static int parse_num(const char *s, double lo, double hi, int whole, double *v)
 {
     char *end;
+    if (s[strspn(s, whole ? "0123456789" : "0123456789.eE+-")])
+        return -1;
     *v = strtod(s, &end);
     return end == s || *end || !(*v >= lo && *v <= hi) || (whole && *v != floor(*v)) ? -1 : 0;
 }

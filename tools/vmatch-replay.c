@@ -171,6 +171,13 @@ static vmatch_engine_t *make_engine(const engine_t *en)
     return e;
 }
 
+/* Whether option a takes a value (the next argument). */
+static int is_valued(const char *a)
+{
+    return !strcmp(a, "--spec") || !strcmp(a, "--reps") || !strcmp(a, "--gen") ||
+           !strcmp(a, "--write");
+}
+
 int main(int argc, char **argv)
 {
     const char *trace_path = NULL, *gen = NULL, *write_path = NULL;
@@ -180,34 +187,40 @@ int main(int argc, char **argv)
         return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has_arg = i + 1 < argc;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--list")) {
             list_generators();
             return 0;
-        } else if (!strcmp(a, "--spec") && has_arg) {
+        } else if (is_valued(a) && i + 1 >= argc) {
+            fprintf(stderr, "vmatch-replay: %s needs a value (vmatch-replay --help)\n", a);
+            return 1;
+        } else if (!strcmp(a, "--spec")) {
             if (nspec == MAX_SPECS) {
                 fprintf(stderr, "vmatch-replay: at most %d --spec\n", MAX_SPECS);
                 return 1;
             }
             engines[nspec++].spec = argv[++i];
-        } else if (!strcmp(a, "--reps") && has_arg) {
+        } else if (!strcmp(a, "--reps")) {
+            const char *v = argv[++i];
             char *end;
-            long r = strtol(argv[++i], &end, 10);
-            if (*end || r < 1 || r > MAX_REPS) {
-                fprintf(stderr, "vmatch-replay: --reps takes 1 to %d\n", MAX_REPS);
+            long r = strtol(v, &end, 10);
+            if (!*v || *end || v[strspn(v, "0123456789")] || r < 1 || r > MAX_REPS) {
+                fprintf(stderr, "vmatch-replay: --reps '%s': a whole number from 1 to %d\n", v,
+                        MAX_REPS);
                 return 1;
             }
             reps = (int)r;
-        } else if (!strcmp(a, "--gen") && has_arg) {
-            gen = argv[++i];
-        } else if (!strcmp(a, "--write") && has_arg) {
-            write_path = argv[++i];
+        } else if (!strcmp(a, "--gen") || !strcmp(a, "--write")) {
+            const char *v = argv[++i];
+            if (!*v) {
+                fprintf(stderr, "vmatch-replay: %s needs a value, not an empty one\n", a);
+                return 1;
+            }
+            *(a[2] == 'g' ? &gen : &write_path) = v;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "vmatch-replay: unknown option or missing value: %s\n", a);
-            usage(stderr);
+            fprintf(stderr, "vmatch-replay: unknown option %s (vmatch-replay --help)\n", a);
             return 1;
         } else if (!trace_path) {
             trace_path = a;
@@ -217,6 +230,8 @@ int main(int argc, char **argv)
         }
     }
     if (!trace_path == !gen) {
+        fprintf(stderr, "vmatch-replay: %s\n",
+                gen ? "a TRACE or --gen, not both" : "no trace given (a TRACE or --gen TEXT)");
         usage(stderr);
         return 1;
     }

@@ -449,12 +449,15 @@ int vmatch_mpi_pack(const vmatch_engine_t *e, uint32_t ctx, int32_t src, int32_t
     if (ctx > field_mask(c->ctx_bits))
         return vm_fail(VMATCH_EINVAL, "mpi_pack: context %u does not fit %u bits", ctx,
                        c->ctx_bits);
+    /* The wildcard note only where a wildcard was given for a message (care NULL). */
     if (!wild_src && (src < 0 || (uint64_t)src > field_mask(c->src_bits)))
         return vm_fail(VMATCH_EINVAL, "mpi_pack: source %d does not fit %u bits%s", src,
-                       c->src_bits, care ? "" : " (messages take no wildcard)");
+                       c->src_bits,
+                       !care && src == VMATCH_ANY_SOURCE ? " (messages take no wildcard)" : "");
     if (!wild_tag && (tag < 0 || (uint64_t)tag > field_mask(c->tag_bits)))
         return vm_fail(VMATCH_EINVAL, "mpi_pack: tag %d does not fit %u bits%s", tag,
-                       c->tag_bits, care ? "" : " (messages take no wildcard)");
+                       c->tag_bits,
+                       !care && tag == VMATCH_ANY_TAG ? " (messages take no wildcard)" : "");
     vmatch_hot_pack_(&e->packing, ctx, src, tag, bits, care);
     return VMATCH_OK;
 }

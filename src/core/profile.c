@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -242,6 +243,7 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
                                          "'CTX SRC PRQ UMQ'", "nothing after 'end N'"};
     const char *path = r->path;
     size_t alloc = 0;
+    uint64_t sum[2] = {0, 0}; /* of the PRQ and the UMQ counts so far */
     int rc = VMATCH_OK, got;
     while ((got = next_line(r)) > 0) {
         size_t lineno = r->lineno;
@@ -315,6 +317,17 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
                 }
                 p->entries = grown;
             }
+            /* The tools sum a side's counts (totals, shares); a sum past 2^64 - 1 would wrap
+             * and print a wrong total with 100% for each source.  No run counts that far. */
+            if (v[2] > UINT64_MAX - sum[0] || v[3] > UINT64_MAX - sum[1]) {
+                rc = vm_fail(VMATCH_EINVAL,
+                             "profile %s:%zu: the %s counts sum past 2^64 - 1: not a recorded "
+                             "profile",
+                             path, lineno, v[2] > UINT64_MAX - sum[0] ? "PRQ" : "UMQ");
+                break;
+            }
+            sum[0] += v[2];
+            sum[1] += v[3];
             p->entries[p->n++] = (vm_profile_entry_t){
                 .ctx = (uint32_t)v[0], .src = (uint32_t)v[1], .prq = v[2], .umq = v[3]};
         } else {
@@ -326,7 +339,7 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
     if (got < 0)
         rc = got;
     if (rc == VMATCH_OK && ferror(r->f))
-        rc = vm_fail(VMATCH_EIO, "profile %s: read error", path);
+        rc = vm_fail(VMATCH_EIO, "profile %s: read error: %s", path, strerror(errno));
     if (rc == VMATCH_OK && want < ENTRIES)
         rc = vm_fail(VMATCH_EINVAL, "profile %s: %s before %s", path,
                      want == MAGIC ? "empty: the file ends" : "the file ends", expect[want]);
@@ -355,6 +368,12 @@ int vm_profile_load(const char *path, vm_profile_t *out)
     FILE *f = fopen(path, "r");
     if (!f)
         return vm_fail(VMATCH_EIO, "profile: cannot open '%s': %s", path, strerror(errno));
+    /* A folder opens for reading on Linux and fails only at the first read: say so here. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return vm_fail(VMATCH_EIO, "profile: '%s' is a directory, not a profile file", path);
+    }
     prof_reader_t *r = malloc(sizeof *r);
     if (!r) {
         fclose(f);

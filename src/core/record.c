@@ -60,22 +60,48 @@ struct vm_rec {
 
 /* ---- paths ---- */
 
+/* The launchers' variables that give a process its rank, first found first taken. */
+static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+enum { NRANK_VARS = sizeof rank_vars / sizeof *rank_vars };
+
+/* The rank in variable rank_vars[i]: -1 when it is not set, -2 when it is not a rank. */
+static int64_t rank_var(size_t i)
+{
+    const char *v = getenv(rank_vars[i]);
+    char *end;
+    if (!v || !*v)
+        return -1;
+    errno = 0;
+    long long r = strtoll(v, &end, 10);
+    return !errno && !*end && v[0] != '-' && v[0] != '+' && r <= INT32_MAX ? r : -2;
+}
+
 int64_t vm_rank_of(const vm_config_t *cfg)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
     if (cfg->rank >= 0)
         return cfg->rank;
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        if (!v || !*v)
-            continue;
-        errno = 0;
-        long long r = strtoll(v, &end, 10);
-        if (!errno && !*end && r >= 0 && r <= INT32_MAX)
+    for (size_t i = 0; i < NRANK_VARS; i++) {
+        int64_t r = rank_var(i);
+        if (r >= 0)
             return r;
     }
     return -1;
+}
+
+/* The message of a %r without a rank: a variable set to what is not a rank is named, so
+ * OMPI_COMM_WORLD_RANK=abc is not reported as missing. */
+static int no_rank(const char *key, const char *pattern)
+{
+    for (size_t i = 0; i < NRANK_VARS; i++)
+        if (rank_var(i) == -2)
+            return vm_fail(VMATCH_EINVAL,
+                           "spec: %s=%s: %%r needs the rank, and %s='%.32s' is not one (0 to "
+                           "2^31-1): give rank=N",
+                           key, pattern, rank_vars[i], getenv(rank_vars[i]));
+    return vm_fail(VMATCH_EINVAL,
+                   "spec: %s=%s: %%r needs the rank: give rank=N (the environment has no "
+                   "OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK)",
+                   key, pattern);
 }
 
 int vm_path_expand(const vm_config_t *cfg, const char *key, const char *pattern, char *out,
@@ -93,11 +119,7 @@ int vm_path_expand(const vm_config_t *cfg, const char *key, const char *pattern,
             } else if (*p == 'r') {
                 int64_t rank = vm_rank_of(cfg);
                 if (rank < 0)
-                    return vm_fail(VMATCH_EINVAL,
-                                   "spec: %s=%s: %%r needs the rank: give rank=N (the "
-                                   "environment has no OMPI_COMM_WORLD_RANK, PMIX_RANK or "
-                                   "PMI_RANK)",
-                                   key, pattern);
+                    return no_rank(key, pattern);
                 snprintf(piece, sizeof piece, "%lld", (long long)rank);
             } else {
                 return vm_fail(VMATCH_EINVAL,

@@ -26,19 +26,51 @@ static int is(const char *v, size_t n, const char *word)
     return strlen(word) == n && memcmp(v, word, n) == 0;
 }
 
-/* Parse a decimal number of at most 10 digits into *out. */
+/* Every number of a spec has one grammar, whatever its key: decimal digits, leading zeros
+ * allowed (layout.tag=024 as llv.block=064), and for a real a point with digits on at least
+ * one side (.5, 1.5, 2.); no sign, exponent, hex, inf or nan, which strtod alone would
+ * take for some keys and not others. */
+
+/* Parse the n bytes at v as a whole decimal number into *out; 0 when they are not one or
+ * it exceeds 2^32 (beyond every key's bound, so no overflow). */
 static int parse_uint(const char *v, size_t n, uint64_t *out)
 {
-    if (n == 0 || n > 10)
+    if (n == 0)
         return 0;
     uint64_t x = 0;
     for (size_t i = 0; i < n; i++) {
         if (!isdigit((unsigned char)v[i]))
             return 0;
         x = x * 10 + (uint64_t)(v[i] - '0');
+        if (x > UINT64_C(1) << 32)
+            return 0;
     }
     *out = x;
     return 1;
+}
+
+/* Parse the n bytes at v as a plain decimal real into *out; 0 when they are not one. */
+static int parse_real(const char *v, size_t n, double *out)
+{
+    while (n > 1 && v[0] == '0' && v[1] != '.') /* any number of leading zeros, as above */
+        v++, n--;
+    size_t digits = 0, points = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '.')
+            points++;
+        else if (isdigit((unsigned char)v[i]))
+            digits++;
+        else
+            return 0;
+    }
+    if (digits == 0 || points > 1 || n >= 64)
+        return 0;
+    char buf[64];
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    char *end;
+    *out = strtod(buf, &end); /* the grammar above is a subset of strtod's, in the C locale */
+    return end == buf + n;
 }
 
 /* How much of a word an error message shows: enough to find it in a long spec. */
@@ -352,10 +384,8 @@ static int apply(void *cfg, const vm_key_t *k, const char *v, size_t n)
             return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected %s", k->name, shown, list);
         }
     case VM_KEY_REAL: {
-        char *end;
-        double a = n < 32 ? strtod(shown, &end) : -1;
-        if (n >= 32 || end != shown + n || !(a >= k->min && a <= k->max) ||
-            !isdigit((unsigned char)*v))
+        double a;
+        if (!parse_real(v, n, &a) || !(a >= k->min && a <= k->max))
             return vm_fail(VMATCH_EINVAL, "spec: %s=%s: expected a number from %g to %g",
                            k->name, shown, k->min, k->max);
         *(double *)field = a;

@@ -1,5 +1,5 @@
 /* pnp.h -- partner selection and the partner tables of policy=pnp / pnp-static (pnp.c),
- * shared with the tests and tools/vmatch-profile.
+ * shared with the tests and policy=unified (the tools need only partners.h).
  *
  * Thesis chapter 4.  A source key names a rank in one communicator.  The metrics (§4.2.1)
  * compute an edge point over a population of keys, absent keys counting zero, as Algorithm
@@ -8,12 +8,11 @@
 #ifndef VM_PNP_H
 #define VM_PNP_H
 
+#include "partners.h"
 #include "queue.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-enum vm_pnp_metric { VM_PNP_AVERAGE, VM_PNP_MEDIAN, VM_PNP_FENCE };
 
 /* The pnp.* keys (keys.c), for both policies. */
 typedef struct vm_pnp_config {
@@ -29,26 +28,6 @@ extern const vm_policy_t vm_pnp_policy, vm_pnp_static_policy;
 /* A side of policy=pnp with at most floor(cap * sqrt(nprocs)) partners instead of pnp.cap's
  * bound (policy=unified's unified.kp).  Same returns as the policy's create. */
 int vm_pnp_create_capped(vm_env_t *env, int side, uint32_t cap, vm_side_t **out);
-
-/* The metrics' names by enum vm_pnp_metric, NULL-terminated. */
-extern const char *const vm_pnp_metric_words[];
-
-/* "average", "median", "fence"; NULL for an unknown metric. */
-const char *vm_pnp_metric_name(int metric);
-/* The metric named by the n bytes at s, or -1. */
-int vm_pnp_metric_parse(const char *s, size_t n);
-
-/* The edge point of counts[0..n) sorted ascending, in a population of pop >= n keys of which
- * the other pop - n count zero: the average, the median, or the upper fence
- * Q3 + alpha * (Q3 - Q1).  Quartiles and median interpolate linearly between ranks. */
-double vm_pnp_edge(const uint64_t *sorted, size_t n, uint64_t pop, int metric, double alpha);
-
-/* Choose partners among n keys with counts[i] > 0 in a population of pop keys: the keys whose
- * count exceeds the edge point, highest count first (ties: the lower index first), at most
- * max of them.  scratch has room for n counts, out for n indices.  Returns how many indices
- * were written to out; *edge (may be NULL) gets the edge point. */
-size_t vm_pnp_choose(const uint64_t *counts, size_t n, uint64_t pop, int metric, double alpha,
-                     size_t max, uint64_t *scratch, size_t *out, double *edge);
 
 /* A perfect hash by row displacement (thesis §4.2.2): key k sits in row k >> shift, column
  * k & (m - 1) of an m x m grid (m a power of two with m * m > the largest key); each row is
