@@ -260,12 +260,19 @@ static void test_placement(void)
 }
 
 /* An engine that has queued nothing holds at most 4 KiB; a bucket costs its line and
- * nothing more until it overflows. */
+ * nothing more until it overflows.  A fixed table is at most 2^20 lines a side (issue 37:
+ * hash.buckets=16777216 made a two-message program hold 2.15 GB). */
 static void test_memory(void)
 {
     vmatch_engine_t *e;
     vmatch_stats_t st, st2;
     void *out;
+    CHECK_EQ(vmatch_create("hash.buckets=1048577", &e), VMATCH_EINVAL);
+    CHECK(strstr(vmatch_last_error(), "hash.buckets") != NULL);
+    REQUIRE(vmatch_create("hash.buckets=1048576", &e) == VMATCH_OK);
+    vmatch_stats(e, &st);
+    CHECK(st.bytes <= 4096); /* the table comes with the first entry */
+    vmatch_destroy(e);
     REQUIRE(vmatch_create("policy=hash storage=llv nprocs=4096", &e) == VMATCH_OK);
     vmatch_stats(e, &st);
     CHECK(st.bytes <= 4096);

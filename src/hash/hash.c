@@ -350,8 +350,9 @@ static const vm_hash_config_t hash_default = {
 #define FIELD(f) offsetof(vm_hash_config_t, f)
 
 static const vm_key_t hash_keys[] = {
-    {"hash.buckets", VM_KEY_UINT, FIELD(buckets), 0, 1u << 24,
-     .help = "`hash`: fixed buckets per side; 0: a growing table"},
+    {"hash.buckets", VM_KEY_UINT, FIELD(buckets), 0, 1u << 20,
+     .help = "`hash`: fixed buckets per side, at most 2^20 (64 MiB of lines, made with the "
+             "side's first entry); 0: a growing table"},
     {"hash.load", VM_KEY_UINT, FIELD(load), 10, 100000,
      .help = "`hash`: entries per 100 buckets past which a growing table doubles"},
     {"hash.shrink", VM_KEY_UINT, FIELD(shrink), 0, 1u << 30,
