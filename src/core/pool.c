@@ -350,15 +350,21 @@ void *vm_pool_get(vm_pool_t *p)
     return obj;
 }
 
+/* The slab holding obj.  The tiny slab is wherever malloc put it; the others start at a
+ * multiple of align.  (With no tiny slab the difference is the address itself, never below
+ * tiny_bytes.) */
+static vm_slab_t *slab_of(const vm_pool_t *p, const void *obj)
+{
+    return (uintptr_t)obj - (uintptr_t)p->tiny < p->tiny_bytes
+               ? p->tiny
+               : (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->align - 1));
+}
+
 /* Return obj to its slab.  A slab that empties stays (on the partial list) while the empty
  * slabs hold at most RESERVE bytes; past that it is given back. */
 static void slab_put(vm_pool_t *p, void *obj)
 {
-    /* The tiny slab is wherever malloc put it; the others start at a multiple of align.  (With
-     * no tiny slab the difference is the address itself, never below tiny_bytes.) */
-    vm_slab_t *s = (uintptr_t)obj - (uintptr_t)p->tiny < p->tiny_bytes
-                       ? p->tiny
-                       : (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->align - 1));
+    vm_slab_t *s = slab_of(p, obj);
     *(void **)obj = s->free;
     s->free = obj;
     if (!s->on_partial)
@@ -423,14 +429,6 @@ void vm_pool_trim(vm_pool_t *p)
     }
 }
 
-/* The slab holding obj (as slab_put finds it). */
-static vm_slab_t *slab_of(const vm_pool_t *p, const void *obj)
-{
-    return (uintptr_t)obj - (uintptr_t)p->tiny < p->tiny_bytes
-               ? p->tiny
-               : (vm_slab_t *)((uintptr_t)obj & ~(uintptr_t)(p->align - 1));
-}
-
 /* Is slab s among those made after the pool's first n? */
 static int slab_after(const vm_pool_t *p, const vm_slab_t *s, uint64_t n)
 {
@@ -455,13 +453,7 @@ static void pool_undo(vm_pool_t *p, uint64_t n)
         if (slab_after(p, slab_of(p, obj), n)) {
             *at = *(void **)obj;
             p->ncached--;
-            vm_slab_t *s = slab_of(p, obj);
-            *(void **)obj = s->free;
-            s->free = obj;
-            if (!s->on_partial)
-                partial_push(p, s);
-            if (--s->used == 0)
-                p->empty += s->bytes;
+            slab_put(p, obj);
         } else {
             at = (void **)obj;
         }
