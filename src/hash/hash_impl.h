@@ -36,6 +36,7 @@ typedef struct vm_hash {
      * exact receives -- care all ones -- in the table and the wildcard receives in wild; on
      * the UMQ every message), slow and room (below). */
     uint32_t nover;   /* overflow lines held (table.c) */
+    vm_pool_t *lines; /* the engine's pool they come from; NULL until the first */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
     /* UMQ, flat: every message in arrival order, the table empty; NULL while hashed. */
     vm_queue_t *flat;

@@ -42,8 +42,9 @@ static inline void set_next(vm_line_t *s, vm_line_t *n)
 /* An empty overflow line, or NULL when memory runs out. */
 static vm_line_t *line_new(vm_hash_t *h)
 {
-    vm_pool_t *p = vm_env_pool(h->base.env, sizeof(vm_line_t));
-    vm_line_t *l = p ? vm_pool_get(p) : NULL;
+    if (!h->lines)
+        h->lines = vm_env_pool(h->base.env, sizeof(vm_line_t));
+    vm_line_t *l = h->lines ? vm_pool_get(h->lines) : NULL;
     if (!l)
         return NULL;
     memset(l, 0, sizeof *l);
@@ -53,7 +54,7 @@ static vm_line_t *line_new(vm_hash_t *h)
 
 static void line_del(vm_hash_t *h, vm_line_t *l)
 {
-    vm_pool_put(vm_env_pool(h->base.env, sizeof(vm_line_t)), l);
+    vm_pool_put(h->lines, l); /* set: l came from it */
     h->nover--;
 }
 
