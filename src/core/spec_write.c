@@ -57,14 +57,24 @@ static void value(const void *cfg, const vm_key_t *k, char *buf, size_t len)
     case VM_KEY_WORD:
         snprintf(buf, len, "%s", k->words[*(const uint32_t *)field]);
         return;
-    case VM_KEY_REAL:
-        /* the shortest text that reads back as the same number */
+    case VM_KEY_REAL: {
+        /* the shortest text that reads back as the same number, without an exponent (the
+         * spec's number grammar takes none): a tiny value in as many decimals as it needs */
+        double x = *(const double *)field;
         for (int digits = 6; digits <= 17; digits++) {
-            snprintf(buf, len, "%.*g", digits, *(const double *)field);
-            if (strtod(buf, NULL) == *(const double *)field)
+            snprintf(buf, len, "%.*g", digits, x);
+            if (strtod(buf, NULL) == x)
+                break;
+        }
+        if (!strpbrk(buf, "eE"))
+            return;
+        for (int decimals = 1; decimals <= 1100; decimals++) {
+            snprintf(buf, len, "%.*f", decimals, x);
+            if (strtod(buf, NULL) == x)
                 break;
         }
         return;
+    }
     case VM_KEY_PATH: {
         const char *path = *(char *const *)field;
         snprintf(buf, len, "%s", path ? path : "");
