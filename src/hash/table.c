@@ -249,13 +249,18 @@ int vm_hash_scan(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, const v
 
 /* ---- making, emptying, filling ---- */
 
+/* A table of nb buckets on cache lines, not zeroed, or NULL. */
+static vm_line_t *table_raw(vm_hash_t *h, uint32_t nb)
+{
+    return vm_mem_alloc_line(&h->base.env->mem, (size_t)nb * sizeof(vm_line_t));
+}
+
 /* A zeroed table of nb buckets on cache lines, or NULL. */
 static vm_line_t *table_new(vm_hash_t *h, uint32_t nb)
 {
-    size_t bytes = (size_t)nb * sizeof(vm_line_t);
-    vm_line_t *t = vm_mem_alloc_line(&h->base.env->mem, bytes);
+    vm_line_t *t = table_raw(h, nb);
     if (t)
-        memset(t, 0, bytes);
+        memset(t, 0, (size_t)nb * sizeof *t);
     return t;
 }
 
@@ -364,6 +369,21 @@ int vm_hash_table_fill(vm_hash_t *h, vm_queue_t *q)
 
 /* ---- doubling ---- */
 
+/* Bucket line s's entries, in order, into their buckets of table t of nb buckets, whose
+ * lines have no free way before a taken one (bucket_put's settle has nothing to do there).
+ * VMATCH_OK, or VMATCH_ENOMEM. */
+static int split(vm_hash_t *h, const vm_line_t *s, vm_line_t *t, uint32_t nb)
+{
+    for (; s; s = next_of(s))
+        for (uint32_t k = 0; k < vm_line_used(s); k++) {
+            vm_line_t *c = &t[vm_hash_index(s->bits[k], nb)];
+            if (!vmatch_line_put(c, s->bits[k], s->payload[k], s->seq[k]) &&
+                chain_append(h, c, s->bits[k], s->payload[k], s->seq[k]) < 0)
+                return VMATCH_ENOMEM;
+        }
+    return VMATCH_OK;
+}
+
 void vm_hash_grow(vm_hash_t *h)
 {
     if (h->base.nb >= MAX_BUCKETS) {
@@ -371,19 +391,22 @@ void vm_hash_grow(vm_hash_t *h)
         vm_hash_sync(h);
         return;
     }
-    uint32_t nb = h->base.nb * 2;
-    vm_line_t *t = table_new(h, nb);
-    int rc = t ? VMATCH_OK : VMATCH_ENOMEM;
-    /* Each old bucket's entries, in order, into its two children (each child has this one
-     * parent, so it gets them in order); a failure leaves the old table whole. */
-    for (uint32_t i = 0; i < h->base.nb && rc == VMATCH_OK; i++)
-        for (const vm_line_t *s = &h->base.table[i]; s && rc == VMATCH_OK; s = next_of(s))
-            for (uint32_t k = 0; k < vm_line_used(s) && rc == VMATCH_OK; k++)
-                rc = bucket_put(h, &t[vm_hash_index(s->bits[k], nb)], s->bits[k], s->payload[k],
-                                s->seq[k]);
-    if (rc < 0) {
-        if (t)
-            table_del(h, t, nb);
+    uint32_t nb = h->base.nb * 2, i = 0;
+    vm_line_t *t = table_raw(h, nb);
+    if (!t)
+        return;
+    /* Under multiply-shift an old bucket i's entries go to buckets 2i and 2i + 1 of the
+     * doubled table, and no other bucket's do: each pair of new lines is emptied and gets
+     * bucket i's entries, in order, so the table is written once instead of zeroed first
+     * (callgrind, gather P=1024 m=4 rr: the zeroing was 28% of hash-inl's instructions). */
+    for (; i < h->base.nb; i++) {
+        memset(&t[2 * i], 0, 2 * sizeof *t);
+        if (split(h, &h->base.table[i], t, nb) < 0)
+            break;
+    }
+    if (i < h->base.nb) { /* out of memory: the old table stays */
+        memset(&t[2 * i + 2], 0, (size_t)(nb - 2 * i - 2) * sizeof *t);
+        table_del(h, t, nb);
         return;
     }
     table_del(h, h->base.table, h->base.nb);
