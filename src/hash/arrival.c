@@ -88,15 +88,16 @@ static void settle(vm_hash_t *h)
 int vm_hash_umq_append(vm_hash_t *h, vmatch_bits_t bits, void *payload, uint64_t seq)
 {
     int rc;
+    uint32_t i = 0;
     if (h->flat)
         rc = h->flat->ops->append(h->flat, bits, ~(vmatch_bits_t)0, payload, seq);
     else
-        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->base.nb), bits, ~(vmatch_bits_t)0,
-                                 payload, seq);
+        rc = vm_hash_slot_append(h, i = vm_hash_index(bits, h->base.nb), bits,
+                                 ~(vmatch_bits_t)0, payload, seq);
     if (rc < 0)
         return rc;
     h->base.count++;
-    if (!h->flat && h->base.count > h->grow)
+    if (!h->flat && (h->base.count > h->grow || vm_hash_crowded(h, i)))
         vm_hash_grow(h);
     settle(h);
     return VMATCH_OK;

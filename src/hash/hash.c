@@ -60,18 +60,21 @@ int vm_hash_append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, v
     if (made && vm_hash_table_make(h) < 0)
         return VMATCH_ENOMEM;
     int rc;
+    uint32_t i = UINT32_MAX; /* the bucket of an exact receive */
     if (h->base.side == VM_UMQ)
         rc = vm_hash_umq_append(h, bits, payload, seq);
     else if (care != ~(vmatch_bits_t)0)
         rc = vm_queue_append_new(h->base.env, VM_PRQ, &h->wild, bits, care, payload, seq);
     else
-        rc = vm_hash_slot_append(h, vm_hash_index(bits, h->base.nb), bits, care, payload, seq);
+        rc = vm_hash_slot_append(h, i = vm_hash_index(bits, h->base.nb), bits, care, payload,
+                                 seq);
     if (rc < 0) {
         if (made)
             vm_hash_table_free(h);
         return rc;
     }
-    if (h->base.side == VM_PRQ && ++h->base.count > h->grow)
+    if (h->base.side == VM_PRQ &&
+        (++h->base.count > h->grow || (i != UINT32_MAX && vm_hash_crowded(h, i))))
         vm_hash_grow(h);
     return VMATCH_OK;
 }

@@ -109,6 +109,20 @@ static inline uint64_t vm_hash_grow_at(const vm_hash_t *h, uint32_t nb)
     return nb <= VM_HASH_SMALL ? at / 2 : at;
 }
 
+/* Whether a growing table should double because bucket i's line overflowed: tables of up to
+ * VM_HASH_SMALL buckets do while they hold at least one entry for every 4 buckets and no
+ * wildcard receive.  A key set that crowds a bucket at one size rarely does at the next (the
+ * report's neighbours 6 random x4 put the same 2 of 24 entries into overflow at every step),
+ * the bound stops equal keys, which share a bucket at every size, and a PRQ with wildcard
+ * receives queued (master/worker) is left alone: there the doublings cost more cache misses
+ * than the overflow (docs/hash.md#table-size). */
+static inline int vm_hash_crowded(const vm_hash_t *h, uint32_t i)
+{
+    return h->grow != UINT64_MAX && h->base.nb <= VM_HASH_SMALL &&
+           h->base.table[i].fill >= VMATCH_LINE_OVER1 && h->base.count * 4 >= h->base.nb &&
+           (!h->wild || !h->wild->len);
+}
+
 /* ---- table.c ---- */
 
 /* Append to bucket i.  VMATCH_OK, or VMATCH_ENOMEM with the table as it was. */
