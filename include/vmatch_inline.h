@@ -212,35 +212,33 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
 }
 
 /* The first entry of side s's short vector that matches key where keycare and the entry's
- * care are set (oldest first), or NULL; *compared: the entries compared (up to the match, or
- * all).  A pointer, not an index: one pointer walks the entries, and a counter beside it cost
- * three instructions more an entry (callgrind, scripts/instr). */
-VMATCH_INLINE_ vmatch_short_entry_t *vmatch_short_find(const vmatch_hot_side_t *s,
-                                                       vmatch_bits_t key, vmatch_bits_t keycare,
-                                                       unsigned *compared)
+ * care are set (oldest first), as an index into the vector, or -1; *compared: the entries
+ * compared (up to the match, or all). */
+VMATCH_INLINE_ int vmatch_short_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
+                                     vmatch_bits_t keycare, unsigned *compared)
 {
-    vmatch_short_entry_t *first = vmatch_short_vec(s) + s->head, *p = first;
-    vmatch_short_entry_t *end = first + s->len;
-    for (; p != end; p++)
-        if (!((p->bits ^ key) & p->care & keycare)) {
-            *compared = (unsigned)(p - first) + 1;
-            return p;
+    const vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned i = s->head, end = i + (unsigned)s->len;
+    for (; i < end; i++)
+        if (!((v[i].bits ^ key) & v[i].care & keycare)) {
+            *compared = i - s->head + 1;
+            return (int)i;
         }
     *compared = (unsigned)s->len;
-    return NULL;
+    return -1;
 }
 
-/* Drop entry p of side s's short vector, the others keeping their order (the oldest goes by
+/* Drop entry i of side s's short vector, the others keeping their order (the oldest goes by
  * moving the head, another by moving those after it up); the caller then counts len. */
-VMATCH_INLINE_ void vmatch_short_drop(vmatch_hot_side_t *s, vmatch_short_entry_t *p)
+VMATCH_INLINE_ void vmatch_short_drop(vmatch_hot_side_t *s, unsigned i)
 {
-    vmatch_short_entry_t *first = vmatch_short_vec(s) + s->head;
-    unsigned i = (unsigned)(p - first), n = (unsigned)s->len;
-    if (!i)
-        s->head = (uint8_t)(n > 1 ? s->head + 1 : 0);
+    vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned end = s->head + (unsigned)s->len;
+    if (i == s->head)
+        s->head = (uint8_t)(s->len > 1 ? i + 1 : 0);
     else
-        for (; i + 1 < n; i++)
-            first[i] = first[i + 1];
+        for (; i + 1 < end; i++)
+            v[i] = v[i + 1];
 }
 
 /* Append an entry to short side s, whose last place the caller knows is free (len not
@@ -329,11 +327,11 @@ VMATCH_INLINE_ int vmatch_hot_take_(vmatch_hot_side_t *s, vmatch_bits_t bits,
     if (!s->len) /* an empty side is not searched, whatever its state */
         return VMATCH_ENOTFOUND;
     if (s->shortcap) { /* a short side: the vector holds every entry */
-        vmatch_short_entry_t *m = vmatch_short_find(s, bits, keycare, compared);
-        if (!m)
+        int i = vmatch_short_find(s, bits, keycare, compared);
+        if (i < 0)
             return VMATCH_ENOTFOUND;
-        *out = m->payload;
-        vmatch_short_drop(s, m);
+        *out = vmatch_short_vec(s)[i].payload;
+        vmatch_short_drop(s, (unsigned)i);
         s->len--;
         return VMATCH_MATCHED;
     }
@@ -485,14 +483,14 @@ static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
             return VMATCH_ENOTFOUND;
         }
         if (u->shortcap) { /* a short side: any probe */
-            vmatch_short_entry_t *m = vmatch_short_find(u, bits, care, &compared);
+            i = vmatch_short_find(u, bits, care, &compared);
             h->searches++;
             h->inspected += compared;
-            if (!m)
+            if (i < 0)
                 return VMATCH_ENOTFOUND;
-            *msg_out = m->payload;
+            *msg_out = vmatch_short_vec(u)[i].payload;
             if (remove) {
-                vmatch_short_drop(u, m);
+                vmatch_short_drop(u, (unsigned)i);
                 u->len--;
             }
             return VMATCH_MATCHED;

@@ -233,11 +233,11 @@ static int exchange_short(vm_hash_t *s, vm_hash_t *q, vmatch_bits_t bits, vmatch
 {
     unsigned compared = 0;
     if (s->base.shortcap) {
-        vmatch_short_entry_t *m = vmatch_short_find(&s->base.hot, bits, care, &compared);
+        int i = vmatch_short_find(&s->base.hot, bits, care, &compared);
         c->inspected += compared;
-        if (m) {
-            *c->out = m->payload;
-            vmatch_short_drop(&s->base.hot, m);
+        if (i >= 0) {
+            *c->out = s->vec[i].payload;
+            vmatch_short_drop(&s->base.hot, (unsigned)i);
             return vm_side_counted(&s->base, &q->base, VMATCH_MATCHED);
         }
     } else if (s->base.count) {

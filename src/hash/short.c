@@ -36,13 +36,13 @@ int vm_hash_short_match(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, 
                         void **payload, uint64_t *inspected)
 {
     unsigned compared;
-    vmatch_short_entry_t *m = vmatch_short_find(&h->base.hot, key, keycare, &compared);
+    int i = vmatch_short_find(&h->base.hot, key, keycare, &compared);
     *inspected += compared;
-    if (!m)
+    if (i < 0)
         return 0;
-    *payload = m->payload;
+    *payload = h->vec[i].payload;
     if (remove)
-        vmatch_short_drop(&h->base.hot, m);
+        vmatch_short_drop(&h->base.hot, (unsigned)i);
     return 1;
 }
 
@@ -52,7 +52,7 @@ int vm_hash_short_remove(vm_hash_t *h, const void *payload, uint64_t *inspected)
     for (unsigned i = b->head; i < b->head + b->len; i++)
         if (h->vec[i].payload == payload) {
             *inspected += i - b->head + 1;
-            vmatch_short_drop(&b->hot, &h->vec[i]);
+            vmatch_short_drop(&b->hot, i);
             return 1;
         }
     *inspected += b->len;
