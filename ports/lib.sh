@@ -560,6 +560,17 @@ openmpi_deps() {
     vmatch_deps openmpi-bin libopenmpi-dev
 }
 
+# ---- Intel MPI Benchmarks' output (ports/programs imb, ports/hosts) ----
+
+# imb_rows DIR: "benchmark bytes latency_us" for every row of IMB's tables in DIR/output.txt
+# (the t[usec] column, or t_avg[usec]).
+imb_rows() {
+    awk '/^# Benchmarking / { b = $3 }
+        /^ *#bytes/ { c = 0; for (i = 1; i <= NF; i++) if ($i == "t[usec]" || $i == "t_avg[usec]") c = i; next }
+        /^ *[0-9]+ +[0-9]+ / && b != "" && c { print b, $1, $c }
+        /^$/ { c = 0 }' "$1/output.txt"
+}
+
 # ---- test suites' results (runtests' TAP summaries) ----
 
 # tap_results TAP: "program np #k" -> ok|fail|skip for each test of a TAP summary, sorted;

@@ -295,7 +295,7 @@ static void create_errors(void)
     create_fails("policy=cluster profile=test_cluster-bad.profile", VMATCH_EINVAL,
                  "test_cluster-bad.profile:4");
     create_fails("policy=cluster profile=test_cluster-ok.profile layout.src=20", VMATCH_EINVAL,
-                 "layout 16/24/24 differs");
+                 "recorded under layout=default");
     create_fails("policy=cluster profile=test_cluster-ok.profile nprocs=128", VMATCH_EINVAL,
                  "recorded with nprocs 64, the spec's nprocs is 128");
     create_fails("policy=cluster profile=test_cluster-noprocs.profile", VMATCH_EINVAL,

@@ -373,11 +373,20 @@ static void test_paths(void)
     vmatch_destroy(e);
     CHECK_EQ(vmatch_save_recordings(NULL, note, sizeof note), VMATCH_EINVAL);
 
-    /* a directory that does not exist: an error and a note, never a crash */
+    /* a directory that does not exist: refused at create (test_profile_refusals); one
+     * removed during the run: an error and a note at the end, never a crash */
     snprintf(spec, sizeof spec, "rank=1 nprocs=8 profile.out=%s trace.out=%s",
              path_of("missing/p.%r"), path_of("missing/t.%r"));
     CHECK_EQ(record_one(spec, note, sizeof note), VMATCH_EIO);
+    CHECK(strstr(vmatch_last_error(), "does not exist") != NULL);
+    REQUIRE(mkdir(path_of("missing"), 0700) == 0);
+    REQUIRE(vmatch_create(spec, &e) == VMATCH_OK);
+    REQUIRE(rmdir(path_of("missing")) == 0);
+    void *got;
+    vmatch_post(e, vmatch_mpi_msg(e, 0, 1, 2), ~(vmatch_bits_t)0, 0, spec, &got);
+    CHECK_EQ(vmatch_save_recordings(e, note, sizeof note), VMATCH_EIO);
     CHECK(strstr(note, "profile NOT written") && strstr(note, "trace NOT written"));
+    vmatch_destroy(e);
 }
 
 /* ---- profiles read back ---- */

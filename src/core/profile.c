@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "error.h"
 #include "record.h"
+#include "spec.h"
 #include "threads.h"
 
 #include <errno.h>
@@ -206,6 +207,7 @@ typedef struct prof_reader {
     const char *path;
     uint64_t total;              /* bytes read so far */
     size_t lineno;               /* of the line in buf */
+    int cut;                     /* the line in buf ends the file without a newline */
     char buf[PROF_MAX_LINE + 1]; /* without its newline, NUL-terminated */
 } prof_reader_t;
 
@@ -232,6 +234,7 @@ static int next_line(prof_reader_t *r)
         r->buf[n++] = (char)c;
     }
     r->buf[n] = '\0';
+    r->cut = c == EOF && n > 0;
     return c != EOF || n > 0;
 }
 
@@ -330,6 +333,13 @@ static int parse(prof_reader_t *r, vm_profile_t *p)
             sum[1] += v[3];
             p->entries[p->n++] = (vm_profile_entry_t){
                 .ctx = (uint32_t)v[0], .src = (uint32_t)v[1], .prq = v[2], .umq = v[3]};
+        } else if (r->cut && want != MAGIC) {
+            /* a file that began as a profile ends inside this line: its writer stopped, or
+             * a copy was cut (a first line that is not one is not a profile at all) */
+            rc = vm_fail(VMATCH_EINVAL,
+                         "profile %s:%zu: truncated: the file ends inside a line (expected %s)",
+                         path, lineno, expect[want]);
+            break;
         } else {
             rc = vm_fail(VMATCH_EINVAL, "profile %s:%zu: expected %s", path, lineno,
                          expect[want]);
@@ -416,6 +426,19 @@ size_t vm_profile_side(const vm_profile_t *p, int side, uint32_t *idx, uint64_t 
     return u;
 }
 
+/* The refusal of a profile recorded under another layout, naming the spec words of both. */
+static int layout_differs(const char *path, const vm_profile_t *prof, const vm_config_t *cfg)
+{
+    char theirs[80], ours[80];
+    vm_layout_words(prof->ctx_bits, prof->src_bits, prof->tag_bits, theirs, sizeof theirs);
+    vm_layout_words(cfg->ctx_bits, cfg->src_bits, cfg->tag_bits, ours, sizeof ours);
+    return vm_fail(VMATCH_EINVAL,
+                   "profile %s: recorded under %s (context/source/tag bits %u/%u/%u), this "
+                   "spec has %s (%u/%u/%u): read it with %s",
+                   path, theirs, prof->ctx_bits, prof->src_bits, prof->tag_bits, ours,
+                   cfg->ctx_bits, cfg->src_bits, cfg->tag_bits, theirs);
+}
+
 int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t *out,
                         uint32_t *nprocs)
 {
@@ -430,13 +453,15 @@ int vm_profile_load_for(const vm_config_t *cfg, const char *policy, vm_profile_t
     if (rc < 0)
         return rc; /* vm_path_expand or vm_profile_load said why */
     vm_program_name(mine, sizeof mine);
+    int64_t me = vm_rank_of(cfg);
     if (prof.ctx_bits != cfg->ctx_bits || prof.src_bits != cfg->src_bits ||
         prof.tag_bits != cfg->tag_bits)
+        rc = layout_differs(path, &prof, cfg);
+    else if (!cfg->profile_program && prof.rank >= 0 && me >= 0 && prof.rank != me)
         rc = vm_fail(VMATCH_EINVAL,
-                     "profile %s: layout %u/%u/%u differs from the spec's layout.ctx/src/tag "
-                     "%u/%u/%u",
-                     path, prof.ctx_bits, prof.src_bits, prof.tag_bits, cfg->ctx_bits,
-                     cfg->src_bits, cfg->tag_bits);
+                     "profile %s: recorded by rank %lld, this is rank %lld (%%r in profile= "
+                     "gives each rank its own; profile.program=any takes it anyway)",
+                     path, (long long)prof.rank, (long long)me);
     else if (cfg->nprocs && prof.nprocs && cfg->nprocs != prof.nprocs)
         rc = vm_fail(VMATCH_EINVAL,
                      "profile %s: recorded with nprocs %u, the spec's nprocs is %u (a profile "

@@ -8,14 +8,18 @@
 #include "spec.h"
 #include "error.h"
 #include "module.h"
+#include "record.h"
 #include "simd.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -346,6 +350,23 @@ const vm_module_t vm_core_module = {
     .cfg_default = &core_default,
 };
 
+void vm_layout_words(uint32_t ctx_bits, uint32_t src_bits, uint32_t tag_bits, char *buf,
+                     size_t len)
+{
+    for (uint32_t i = VM_LAYOUT_DEFAULT + 1; i < NLAYOUTS; i++)
+        if (layouts[i].ctx_bits == ctx_bits && layouts[i].src_bits == src_bits &&
+            layouts[i].tag_bits == tag_bits) {
+            snprintf(buf, len, "layout=%s", layouts[i].name);
+            return;
+        }
+    if (ctx_bits == core_default.ctx_bits && src_bits == core_default.src_bits &&
+        tag_bits == core_default.tag_bits)
+        snprintf(buf, len, "layout=default");
+    else
+        snprintf(buf, len, "layout.ctx=%u layout.src=%u layout.tag=%u", ctx_bits, src_bits,
+                 tag_bits);
+}
+
 /* ---- reading a key ---- */
 
 /* Apply the value of n bytes at v of key k to its owner's config cfg. */
@@ -453,6 +474,33 @@ static void set_defaults(vm_config_t *cfg)
             memcpy(vm_module_cfg_mut(cfg, m), m->cfg_default, m->cfg_size);
 }
 
+/* The folder a recording (key=pattern) will be written to exists and takes files: checked
+ * when the engine is made, so that a wrong path is not found only at the end of a run. */
+static int check_out_folder(const vm_config_t *cfg, const char *key, const char *pattern)
+{
+    char path[PATH_MAX];
+    if (!pattern)
+        return VMATCH_OK;
+    int rc = vm_path_expand(cfg, key, pattern, path, sizeof path);
+    if (rc < 0)
+        return rc;
+    char *slash = strrchr(path, '/');
+    const char *folder = !slash ? "." : slash == path ? "/" : path;
+    if (slash && slash != path)
+        *slash = '\0';
+    struct stat st;
+    if (stat(folder, &st) != 0)
+        return vm_fail(VMATCH_EIO, "spec: %s=%s: the folder '%s' %s", key, pattern, folder,
+                       errno == ENOENT ? "does not exist" : strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return vm_fail(VMATCH_EIO, "spec: %s=%s: '%s' is not a directory", key, pattern,
+                       folder);
+    if (access(folder, W_OK | X_OK) != 0)
+        return vm_fail(VMATCH_EIO, "spec: %s=%s: cannot write in '%s': %s", key, pattern,
+                       folder, strerror(errno));
+    return VMATCH_OK;
+}
+
 /* Checks that involve several keys or the machine. */
 static int validate(const vm_config_t *cfg)
 {
@@ -483,7 +531,8 @@ static int validate(const vm_config_t *cfg)
             return vm_fail(VMATCH_EINVAL, "spec: numa=%d but the machine has %d node(s)",
                            cfg->numa, vm_numa_nodes());
     }
-    return VMATCH_OK;
+    int rc = check_out_folder(cfg, "profile.out", cfg->profile_out);
+    return rc < 0 ? rc : check_out_folder(cfg, "trace.out", cfg->trace_out);
 }
 
 static int parse_words(const char *spec, vm_config_t *cfg)
