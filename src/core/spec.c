@@ -313,7 +313,7 @@ static const vm_key_t core_keys[] = {
     {"profile", VM_KEY_PATH, CORE(profile),
      .help = "profile file the static designs read (`%r`: the rank, `%p`: the pid)"},
     {"profile.program", VM_KEY_WORD, CORE(profile_program), .words = program_words,
-     .flags = VM_KEY_QUIET, .help = "`check`: refuse a profile of another program"},
+     .flags = VM_KEY_QUIET, .help = "`check`: refuse a profile of another program or rank"},
     {"profile.out", VM_KEY_PATH, CORE(profile_out),
      .help = "record the profile; `vmatch_save_recordings` writes it there"},
     {"trace.record", VM_KEY_BOOL, CORE(trace_record), .flags = VM_KEY_QUIET,
