@@ -24,23 +24,27 @@ deb_vmatch() {
 
 # deb_source VERSION: a fresh copy of Debian's source package VERSION in $deb_src, from the
 # .dsc the port's build fetched into $work, else apt-get source (a deb-src entry is added
-# as ports/*/build do).
+# as ports/*/build do).  Without either it stops saying what is missing, with apt's last
+# words (the whole in $deb_dir/source.log).
 deb_source() {
     local ver=$1 dsc=$work/${port}_$1.dsc
+    mkdir -p "$deb_dir"
     if [ ! -f "$dsc" ]; then
-        ensure_deb_src || return 1
         log "apt-get source --download-only $port=$ver ($work)"
-        mkdir -p "$work"
-        (cd "$work" && apt-get source -qq --download-only "$port=$ver" >/dev/null) || {
-            echo "ports/$port/deb: cannot fetch Debian's source package $port $ver" >&2
+        if ! (ensure_deb_src && cd "$work" && apt-get source -q --download-only "$port=$ver") \
+            >"$deb_dir/source.log" 2>&1 || [ ! -f "$dsc" ]; then
+            sed -n 's/^[EW]: /   apt: /p' "$deb_dir/source.log" | tail -3 >&2
+            echo "ports/$port/deb: cannot fetch Debian's source package $port $ver: no $dsc," \
+                "and apt-get source failed (it needs a deb-src entry for bookworm main that" \
+                "apt can reach; log: $deb_dir/source.log)" >&2
             return 1
-        }
+        fi
     fi
     rm -rf "$deb_src"
-    mkdir -p "$deb_dir"
     local out # (gpgv's "no public key" would be noise: apt checked the files' hashes)
     out=$(dpkg-source -q -x "$dsc" "$deb_src" 2>&1) || {
         echo "$out" >&2
+        echo "ports/$port/deb: $dsc does not unpack (a file of the source package missing?)" >&2
         return 1
     }
 }
@@ -93,21 +97,70 @@ deb_check_series() {
     echo "$out" | grep 'applying vmatch-' | sed 's/^dpkg-source: info: /   /'
 }
 
-# deb_build: the build dependencies (apt-get build-dep of the patched source), then
-# dpkg-buildpackage -b without the package's tests; the .debs land in $deb_dir.
+# deb_build [-b|-B]: the build dependencies (apt-get build-dep of the patched source), then
+# dpkg-buildpackage -b (all packages) or -B (the architecture's only: with it apt-get
+# build-dep leaves out Build-Depends-Indep) without the package's tests; the .debs land
+# in $deb_dir.
 deb_build() {
-    local t0
-    log "$port_name: build dependencies (apt-get build-dep)"
-    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "$deb_src" >/dev/null
+    local t0 type=${1:--b} arch_only=()
+    [ "$type" = -B ] && arch_only=(--arch-only)
+    log "$port_name: build dependencies (apt-get build-dep ${arch_only[*]})"
+    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "${arch_only[@]}" "$deb_src" >/dev/null
     rm -f "$deb_dir"/*.deb "$deb_dir"/*.changes "$deb_dir"/*.buildinfo
     t0=$(date +%s)
-    log "$port_name: dpkg-buildpackage -b (log: $deb_dir/build.log)"
+    log "$port_name: dpkg-buildpackage $type (log: $deb_dir/build.log)"
     (cd "$deb_src" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" nice -n 19 \
-        dpkg-buildpackage -b -uc -us) >"$deb_dir/build.log" 2>&1 || {
+        dpkg-buildpackage "$type" -uc -us) >"$deb_dir/build.log" 2>&1 || {
         grep -E 'error|Error' "$deb_dir/build.log" | tail -20 >&2
         echo "ports/$port/deb: dpkg-buildpackage failed (log: $deb_dir/build.log)" >&2
         return 1
     }
     echo "dpkg-buildpackage $(($(date +%s) - t0))s" | tee "$deb_dir/times"
     ls "$deb_dir"/*.deb
+}
+
+# ---- what the drop-in tests (ports/*/deb-test) share ----
+
+# deb_ver PACKAGE: its installed version, else nothing (by the status: a package a refused
+# dpkg -r left selected for removal still counts).
+deb_ver() {
+    { dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null || true; } |
+        awk '$1 == "installed" {print $2}'
+}
+
+# deb_ok WHAT COMMAND...: "ok: WHAT" when COMMAND succeeds, else "FAILED: WHAT", and
+# deb_status becomes 1.
+deb_status=0
+# shellcheck disable=SC2034 # (the tests read it)
+deb_ok() {
+    local what=$1
+    shift
+    if "$@"; then echo "   ok: $what"; else echo "   FAILED: $what"; deb_status=1; fi
+}
+
+# deb_stand_in DIR: DIR/libvmatch0.99.deb, an empty package of that name: a libvmatch of
+# another soname, beside which the patched packages must still be refused.
+deb_stand_in() {
+    mkdir -p "$1/other/DEBIAN"
+    printf '%s\n' 'Package: libvmatch0.99' 'Version: 0.99.0-1' 'Architecture: all' \
+        'Maintainer: test <t@example.org>' 'Description: stand-in for a libvmatch of another soname' \
+        >"$1/other/DEBIAN/control"
+    dpkg-deb -b "$1/other" "$1/libvmatch0.99.deb" >/dev/null
+}
+
+# deb_refused LOG DEB PACKAGE: apt-get install of DEB (PACKAGE's patched version) alone
+# fails naming the library package, and PACKAGE stays at the version it had.
+deb_refused() {
+    local was
+    was=$(deb_ver "$3")
+    ! apt-get install -y "$2" >"$1" 2>&1 && grep -q "Depends: $vmatch_lib_pkg" "$1" &&
+        [ "$(deb_ver "$3")" = "$was" ]
+}
+
+# deb_kept LOG: dpkg -r of the library package is refused ("dependency problems") while a
+# patched package depends on it; dpkg still marks it for removal, so its selection is put
+# back.
+deb_kept() {
+    ! dpkg -r "$vmatch_lib_pkg" >"$1" 2>&1 && grep -q 'dependency problems' "$1" &&
+        [ -n "$(deb_ver "$vmatch_lib_pkg")" ] && echo "$vmatch_lib_pkg install" | dpkg --set-selections
 }
