@@ -12,6 +12,15 @@ vmatch_abi=$(sed -n 's/^project(vmatch VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$repo
 deb_suffix=+vmatch$vmatch_abi
 # The .deb names (the package and the version of its file name).
 vmatch_lib_pkg=libvmatch$vmatch_abi
+# What libvmatch0.2 provides for the version of vmatch_inline.h's layouts (packaging/debian/
+# rules): the patched package compiles the header's calls in, so it needs a library of
+# this header's version, which the soname does not say before 1.0.
+vmatch_inline_pkg=libvmatch-inline-abi$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' \
+    "$repo/include/vmatch_inline.h")
+[ "$vmatch_inline_pkg" != libvmatch-inline-abi ] || {
+    echo "ports/deb.sh: no VMATCH_INLINE_ABI in include/vmatch_inline.h" >&2
+    exit 1
+}
 
 # deb_vmatch: vmatch's packages built by scripts/deb into $deb_dir/vmatch and installed
 # (the port's build needs libvmatch-dev).
@@ -51,7 +60,8 @@ deb_source() {
 
 # deb_patch PACKAGE: the vmatch series appended to debian/patches/series, libvmatch-dev
 # added to the build dependencies (and a dependency of the PACKAGE that links it: dh's
-# shlibs would give it too, this says so in the control file), and a changelog entry.
+# shlibs would give it too, this says so in the control file, with the inline layouts'
+# version, which shlibs cannot say), and a changelog entry.
 deb_patch() {
     local pkg=$1 p old ver
     while read -r p; do
@@ -63,7 +73,7 @@ deb_patch() {
     local next=${vmatch_abi%.*}.$((${vmatch_abi#*.} + 1))~
     sed -i "s/^Build-Depends: /Build-Depends: libvmatch-dev (>= $vmatch_abi.0), libvmatch-dev (<< $next), /" \
         "$deb_src/debian/control"
-    sed -i "/^Package: $pkg\$/,/^\$/ s/^Depends: /Depends: $vmatch_lib_pkg, /" "$deb_src/debian/control"
+    sed -i "/^Package: $pkg\$/,/^\$/ s/^Depends: /Depends: $vmatch_lib_pkg, $vmatch_inline_pkg, /" "$deb_src/debian/control"
     old=$(dpkg-parsechangelog -l "$deb_src/debian/changelog" -S Version)
     ver=$old$deb_suffix
     {
@@ -138,23 +148,23 @@ deb_ok() {
     if "$@"; then echo "   ok: $what"; else echo "   FAILED: $what"; deb_status=1; fi
 }
 
-# deb_stand_in DIR: DIR/libvmatch0.99.deb, an empty package of that name: a libvmatch of
-# another soname, beside which the patched packages must still be refused.
+# deb_stand_in DIR NAME VERSION: DIR/NAME.deb, an empty package NAME at VERSION standing in
+# for a library of another soname (libvmatch0.99) or of another inline version (a
+# libvmatch0.2 that provides no libvmatch-inline-abiN).
 deb_stand_in() {
-    mkdir -p "$1/other/DEBIAN"
-    printf '%s\n' 'Package: libvmatch0.99' 'Version: 0.99.0-1' 'Architecture: all' \
-        'Maintainer: test <t@example.org>' 'Description: stand-in for a libvmatch of another soname' \
-        >"$1/other/DEBIAN/control"
-    dpkg-deb -b "$1/other" "$1/libvmatch0.99.deb" >/dev/null
+    rm -rf "$1/stand-in" && mkdir -p "$1/stand-in/DEBIAN"
+    printf '%s\n' "Package: $2" "Version: $3" 'Architecture: all' 'Maintainer: test <t@example.org>' \
+        "Description: stand-in for a libvmatch the patched packages cannot use" \
+        >"$1/stand-in/DEBIAN/control"
+    dpkg-deb -b "$1/stand-in" "$1/$2.deb" >/dev/null
 }
 
-# deb_refused LOG DEB PACKAGE: apt-get install of DEB (PACKAGE's patched version) alone
-# fails naming the library package, and PACKAGE stays at the version it had.
+# deb_refused LOG DEB PACKAGE NEEDED: apt-get install of DEB (PACKAGE's patched version)
+# alone fails naming NEEDED in a "Depends:", and PACKAGE stays at the version it had.
 deb_refused() {
     local was
     was=$(deb_ver "$3")
-    ! apt-get install -y "$2" >"$1" 2>&1 && grep -q "Depends: $vmatch_lib_pkg" "$1" &&
-        [ "$(deb_ver "$3")" = "$was" ]
+    ! apt-get install -y "$2" >"$1" 2>&1 && grep -q "Depends: $4" "$1" && [ "$(deb_ver "$3")" = "$was" ]
 }
 
 # deb_kept LOG: dpkg -r of the library package is refused ("dependency problems") while a
