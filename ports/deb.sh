@@ -114,7 +114,7 @@ deb_check_series() {
 deb_build() {
     local t0 type=${1:--b} arch_only=()
     [ "$type" = -B ] && arch_only=(--arch-only)
-    log "$port_name: build dependencies (apt-get build-dep ${arch_only[*]})"
+    log "$port_name: build dependencies (apt-get build-dep${arch_only[*]:+ ${arch_only[*]}})"
     DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "${arch_only[@]}" "$deb_src" >/dev/null
     rm -f "$deb_dir"/*.deb "$deb_dir"/*.changes "$deb_dir"/*.buildinfo
     t0=$(date +%s)
@@ -151,6 +151,9 @@ deb_ok() {
 # deb_stand_in DIR NAME VERSION: DIR/NAME.deb, an empty package NAME at VERSION standing in
 # for a library of another soname (libvmatch0.99) or of another inline version (a
 # libvmatch0.2 that provides no libvmatch-inline-abiN).
+# The version of the stand-in libvmatch0.2 without the inline version: below the real one.
+# shellcheck disable=SC2034 # (the tests read it)
+deb_stand_in_version=$vmatch_abi.0-0
 deb_stand_in() {
     rm -rf "$1/stand-in" && mkdir -p "$1/stand-in/DEBIAN"
     printf '%s\n' "Package: $2" "Version: $3" 'Architecture: all' 'Maintainer: test <t@example.org>' \
