@@ -109,8 +109,8 @@ deb_check_series() {
 
 # deb_build [-b|-B]: the build dependencies (apt-get build-dep of the patched source), then
 # dpkg-buildpackage -b (all packages) or -B (the architecture's only: with it apt-get
-# build-dep leaves out Build-Depends-Indep) without the package's tests; the .debs land
-# in $deb_dir.
+# build-dep leaves out Build-Depends-Indep); the .debs land in $deb_dir.  DEB_BUILD_OPTIONS
+# as set, by default "nocheck parallel=VMATCH_JOBS" (without the package's tests).
 deb_build() {
     local t0 type=${1:--b} arch_only=()
     [ "$type" = -B ] && arch_only=(--arch-only)
@@ -118,9 +118,9 @@ deb_build() {
     DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "${arch_only[@]}" "$deb_src" >/dev/null
     rm -f "$deb_dir"/*.deb "$deb_dir"/*.changes "$deb_dir"/*.buildinfo
     t0=$(date +%s)
-    log "$port_name: dpkg-buildpackage $type (log: $deb_dir/build.log)"
-    (cd "$deb_src" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" nice -n 19 \
-        dpkg-buildpackage "$type" -uc -us) >"$deb_dir/build.log" 2>&1 || {
+    local opts=${DEB_BUILD_OPTIONS-nocheck parallel=$jobs}
+    log "$port_name: dpkg-buildpackage $type, DEB_BUILD_OPTIONS=$opts (log: $deb_dir/build.log)"
+    (cd "$deb_src" && DEB_BUILD_OPTIONS=$opts nice -n 19 dpkg-buildpackage "$type" -uc -us) >"$deb_dir/build.log" 2>&1 || {
         grep -E 'error|Error' "$deb_dir/build.log" | tail -20 >&2
         echo "ports/$port/deb: dpkg-buildpackage failed (log: $deb_dir/build.log)" >&2
         return 1
