@@ -12,6 +12,15 @@ vmatch_abi=$(sed -n 's/^project(vmatch VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$repo
 deb_suffix=+vmatch$vmatch_abi
 # The .deb names (the package and the version of its file name).
 vmatch_lib_pkg=libvmatch$vmatch_abi
+# What libvmatch0.2 provides for the version of vmatch_inline.h's layouts (packaging/debian/
+# rules): the patched package compiles the header's calls in, so it needs a library of
+# this header's version, which the soname does not say before 1.0.
+vmatch_inline_pkg=libvmatch-inline-abi$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' \
+    "$repo/include/vmatch_inline.h")
+[ "$vmatch_inline_pkg" != libvmatch-inline-abi ] || {
+    echo "ports/deb.sh: no VMATCH_INLINE_ABI in include/vmatch_inline.h" >&2
+    exit 1
+}
 
 # deb_vmatch: vmatch's packages built by scripts/deb into $deb_dir/vmatch and installed
 # (the port's build needs libvmatch-dev).
@@ -24,30 +33,35 @@ deb_vmatch() {
 
 # deb_source VERSION: a fresh copy of Debian's source package VERSION in $deb_src, from the
 # .dsc the port's build fetched into $work, else apt-get source (a deb-src entry is added
-# as ports/*/build do).
+# as ports/*/build do).  Without either it stops saying what is missing, with apt's last
+# words (the whole in $deb_dir/source.log).
 deb_source() {
     local ver=$1 dsc=$work/${port}_$1.dsc
+    mkdir -p "$deb_dir"
     if [ ! -f "$dsc" ]; then
-        ensure_deb_src || return 1
         log "apt-get source --download-only $port=$ver ($work)"
-        mkdir -p "$work"
-        (cd "$work" && apt-get source -qq --download-only "$port=$ver" >/dev/null) || {
-            echo "ports/$port/deb: cannot fetch Debian's source package $port $ver" >&2
+        if ! (ensure_deb_src && cd "$work" && apt-get source -q --download-only "$port=$ver") \
+            >"$deb_dir/source.log" 2>&1 || [ ! -f "$dsc" ]; then
+            sed -n 's/^[EW]: /   apt: /p' "$deb_dir/source.log" | tail -3 >&2
+            echo "ports/$port/deb: cannot fetch Debian's source package $port $ver: no $dsc," \
+                "and apt-get source failed (it needs a deb-src entry for bookworm main that" \
+                "apt can reach; log: $deb_dir/source.log)" >&2
             return 1
-        }
+        fi
     fi
     rm -rf "$deb_src"
-    mkdir -p "$deb_dir"
     local out # (gpgv's "no public key" would be noise: apt checked the files' hashes)
     out=$(dpkg-source -q -x "$dsc" "$deb_src" 2>&1) || {
         echo "$out" >&2
+        echo "ports/$port/deb: $dsc does not unpack (a file of the source package missing?)" >&2
         return 1
     }
 }
 
 # deb_patch PACKAGE: the vmatch series appended to debian/patches/series, libvmatch-dev
 # added to the build dependencies (and a dependency of the PACKAGE that links it: dh's
-# shlibs would give it too, this says so in the control file), and a changelog entry.
+# shlibs would give it too, this says so in the control file, with the inline layouts'
+# version, which shlibs cannot say), and a changelog entry.
 deb_patch() {
     local pkg=$1 p old ver
     while read -r p; do
@@ -59,7 +73,7 @@ deb_patch() {
     local next=${vmatch_abi%.*}.$((${vmatch_abi#*.} + 1))~
     sed -i "s/^Build-Depends: /Build-Depends: libvmatch-dev (>= $vmatch_abi.0), libvmatch-dev (<< $next), /" \
         "$deb_src/debian/control"
-    sed -i "/^Package: $pkg\$/,/^\$/ s/^Depends: /Depends: $vmatch_lib_pkg, /" "$deb_src/debian/control"
+    sed -i "/^Package: $pkg\$/,/^\$/ s/^Depends: /Depends: $vmatch_lib_pkg, $vmatch_inline_pkg, /" "$deb_src/debian/control"
     old=$(dpkg-parsechangelog -l "$deb_src/debian/changelog" -S Version)
     ver=$old$deb_suffix
     {
@@ -93,21 +107,73 @@ deb_check_series() {
     echo "$out" | grep 'applying vmatch-' | sed 's/^dpkg-source: info: /   /'
 }
 
-# deb_build: the build dependencies (apt-get build-dep of the patched source), then
-# dpkg-buildpackage -b without the package's tests; the .debs land in $deb_dir.
+# deb_build [-b|-B]: the build dependencies (apt-get build-dep of the patched source), then
+# dpkg-buildpackage -b (all packages) or -B (the architecture's only: with it apt-get
+# build-dep leaves out Build-Depends-Indep); the .debs land in $deb_dir.  DEB_BUILD_OPTIONS
+# as set, by default "nocheck parallel=VMATCH_JOBS" (without the package's tests).
 deb_build() {
-    local t0
-    log "$port_name: build dependencies (apt-get build-dep)"
-    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "$deb_src" >/dev/null
+    local t0 type=${1:--b} arch_only=()
+    [ "$type" = -B ] && arch_only=(--arch-only)
+    log "$port_name: build dependencies (apt-get build-dep${arch_only[*]:+ ${arch_only[*]}})"
+    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "${arch_only[@]}" "$deb_src" >/dev/null
     rm -f "$deb_dir"/*.deb "$deb_dir"/*.changes "$deb_dir"/*.buildinfo
     t0=$(date +%s)
-    log "$port_name: dpkg-buildpackage -b (log: $deb_dir/build.log)"
-    (cd "$deb_src" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" nice -n 19 \
-        dpkg-buildpackage -b -uc -us) >"$deb_dir/build.log" 2>&1 || {
+    local opts=${DEB_BUILD_OPTIONS-nocheck parallel=$jobs}
+    log "$port_name: dpkg-buildpackage $type, DEB_BUILD_OPTIONS=$opts (log: $deb_dir/build.log)"
+    (cd "$deb_src" && DEB_BUILD_OPTIONS=$opts nice -n 19 dpkg-buildpackage "$type" -uc -us) >"$deb_dir/build.log" 2>&1 || {
         grep -E 'error|Error' "$deb_dir/build.log" | tail -20 >&2
         echo "ports/$port/deb: dpkg-buildpackage failed (log: $deb_dir/build.log)" >&2
         return 1
     }
     echo "dpkg-buildpackage $(($(date +%s) - t0))s" | tee "$deb_dir/times"
     ls "$deb_dir"/*.deb
+}
+
+# ---- what the drop-in tests (ports/*/deb-test) share ----
+
+# deb_ver PACKAGE: its installed version, else nothing (by the status: a package a refused
+# dpkg -r left selected for removal still counts).
+deb_ver() {
+    { dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null || true; } |
+        awk '$1 == "installed" {print $2}'
+}
+
+# deb_ok WHAT COMMAND...: "ok: WHAT" when COMMAND succeeds, else "FAILED: WHAT", and
+# deb_status becomes 1.
+deb_status=0
+# shellcheck disable=SC2034 # (the tests read it)
+deb_ok() {
+    local what=$1
+    shift
+    if "$@"; then echo "   ok: $what"; else echo "   FAILED: $what"; deb_status=1; fi
+}
+
+# deb_stand_in DIR NAME VERSION: DIR/NAME.deb, an empty package NAME at VERSION standing in
+# for a library of another soname (libvmatch0.99) or of another inline version (a
+# libvmatch0.2 that provides no libvmatch-inline-abiN).
+# The version of the stand-in libvmatch0.2 without the inline version: below the real one.
+# shellcheck disable=SC2034 # (the tests read it)
+deb_stand_in_version=$vmatch_abi.0-0
+deb_stand_in() {
+    rm -rf "$1/stand-in" && mkdir -p "$1/stand-in/DEBIAN"
+    printf '%s\n' "Package: $2" "Version: $3" 'Architecture: all' 'Maintainer: test <t@example.org>' \
+        "Description: stand-in for a libvmatch the patched packages cannot use" \
+        >"$1/stand-in/DEBIAN/control"
+    dpkg-deb -b "$1/stand-in" "$1/$2.deb" >/dev/null
+}
+
+# deb_refused LOG DEB PACKAGE NEEDED: apt-get install of DEB (PACKAGE's patched version)
+# alone fails naming NEEDED in a "Depends:", and PACKAGE stays at the version it had.
+deb_refused() {
+    local was
+    was=$(deb_ver "$3")
+    ! apt-get install -y "$2" >"$1" 2>&1 && grep -q "Depends: $4" "$1" && [ "$(deb_ver "$3")" = "$was" ]
+}
+
+# deb_kept LOG: dpkg -r of the library package is refused ("dependency problems") while a
+# patched package depends on it; dpkg still marks it for removal, so its selection is put
+# back.
+deb_kept() {
+    ! dpkg -r "$vmatch_lib_pkg" >"$1" 2>&1 && grep -q 'dependency problems' "$1" &&
+        [ -n "$(deb_ver "$vmatch_lib_pkg")" ] && echo "$vmatch_lib_pkg install" | dpkg --set-selections
 }

@@ -43,6 +43,11 @@ soname=$(objdump -p "$libdir/libvmatch.so.$version" | awk '$1 == "SONAME" {print
 [ "$soname" = "libvmatch.so.$abi" ] || fail "soname $soname, the package $lib says libvmatch.so.$abi"
 shlibs=$(dpkg-deb --ctrl-tarfile "$tmp/deb/${lib}_${debversion}"_*.deb | tar -xO ./shlibs)
 [ "$shlibs" = "libvmatch $abi $lib (>= $version)" ] || fail "$lib's shlibs is '$shlibs'"
+# ... and provides the version of vmatch_inline.h's layouts, which a package that compiles
+# the header's calls in depends on (the library's own answer is checked below).
+inline_abi=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' include/vmatch_inline.h)
+provides=$(dpkg-deb -f "$tmp/deb/${lib}_${debversion}"_*.deb Provides)
+[ "$provides" = "libvmatch-inline-abi$inline_abi" ] || fail "$lib provides '$provides', not libvmatch-inline-abi$inline_abi"
 dpkg-deb -f "$tmp/deb"/libvmatch-dev_*.deb Depends | grep -qF "$lib (= $debversion)" ||
     fail "libvmatch-dev does not depend on $lib (= $debversion)"
 for f in usr/include/vmatch.h usr/include/vmatch_unified.h usr/include/vmatch_inline.h \
@@ -56,6 +61,11 @@ echo "   $lib (soname libvmatch.so.$abi), libvmatch-dev and vmatch-tools $debver
 # shellcheck disable=SC2046
 cc -o "$tmp/app_pc" examples/example.c $(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs vmatch)
 LD_LIBRARY_PATH=$libdir "$tmp/app_pc" | grep -q "matched request 1" || fail "the pkg-config build does not run"
+printf '#include <stdio.h>\n#include <vmatch_inline.h>\nint main(void) { printf("%%u\\n", vmatch_inline_abi()); }\n' \
+    >"$tmp/abi.c"
+# shellcheck disable=SC2046
+cc -o "$tmp/abi" "$tmp/abi.c" $(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs vmatch)
+[ "$(LD_LIBRARY_PATH=$libdir "$tmp/abi")" = "$inline_abi" ] || fail "the library's inline version is not $inline_abi"
 mkdir -p "$tmp/consumer"
 cat >"$tmp/consumer/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.25)
