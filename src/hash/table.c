@@ -398,7 +398,7 @@ void vm_hash_grow(vm_hash_t *h)
     /* Under multiply-shift an old bucket i's entries go to buckets 2i and 2i + 1 of the
      * doubled table, and no other bucket's do: each pair of new lines is emptied and gets
      * bucket i's entries, in order, so the table is written once instead of zeroed first
-     * (callgrind, gather P=1024 m=4 rr: the zeroing was 28% of hash-inl's instructions). */
+     * (docs/hash.md#table-size). */
     for (; i < h->base.nb; i++) {
         memset(&t[2 * i], 0, 2 * sizeof *t);
         if (split(h, &h->base.table[i], t, nb) < 0)
