@@ -391,6 +391,47 @@ VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t
     return rc;
 }
 
+/* The library's calls where the inline part leaves the call to it, out of line and cold:
+ * the compiler then moves what only they need (the arguments the inline part does not
+ * read, a class say) off the caller's inline path (docs/inline.md). */
+#define VMATCH_COLD_ static __attribute__((noinline, cold, unused))
+
+VMATCH_COLD_ int vmatch_post_cold_(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                                   uint32_t cls, void *req, void **msg_out)
+{
+    return vmatch_post(e, bits, care, cls, req, msg_out);
+}
+
+VMATCH_COLD_ int vmatch_arrive_cold_(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls,
+                                     void *msg, void **req_out)
+{
+    return vmatch_arrive(e, bits, cls, msg, req_out);
+}
+
+VMATCH_COLD_ int vmatch_match_posted_cold_(vmatch_engine_t *e, vmatch_bits_t bits, uint32_t cls,
+                                           void **req_out)
+{
+    return vmatch_match_posted(e, bits, cls, req_out);
+}
+
+VMATCH_COLD_ int vmatch_enqueue_unexpected_cold_(vmatch_engine_t *e, vmatch_bits_t bits,
+                                                 uint32_t cls, void *msg)
+{
+    return vmatch_enqueue_unexpected(e, bits, cls, msg);
+}
+
+VMATCH_COLD_ int vmatch_probe_cold_(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
+                                    uint32_t cls, int remove, void **msg_out)
+{
+    return vmatch_probe(e, bits, care, cls, remove, msg_out);
+}
+
+VMATCH_COLD_ int vmatch_enqueue_posted_cold_(vmatch_engine_t *e, vmatch_bits_t bits,
+                                             vmatch_bits_t care, uint32_t cls, void *req)
+{
+    return vmatch_enqueue_posted(e, bits, care, cls, req);
+}
+
 /* vmatch_post. */
 static inline int vmatch_inline_post(vmatch_engine_t *e, vmatch_bits_t bits, vmatch_bits_t care,
                                      uint32_t cls, void *req, void **msg_out)
@@ -401,7 +442,7 @@ static inline int vmatch_inline_post(vmatch_engine_t *e, vmatch_bits_t bits, vma
         if (rc >= 0)
             return rc;
     }
-    return vmatch_post(e, bits, care, cls, req, msg_out);
+    return vmatch_post_cold_(e, bits, care, cls, req, msg_out);
 }
 
 /* vmatch_arrive. */
@@ -414,7 +455,7 @@ static inline int vmatch_inline_arrive(vmatch_engine_t *e, vmatch_bits_t bits, u
         if (rc >= 0)
             return rc;
     }
-    return vmatch_arrive(e, bits, cls, msg, req_out);
+    return vmatch_arrive_cold_(e, bits, cls, msg, req_out);
 }
 
 /* vmatch_match_posted: an arrival's exact take from the posted receives. */
@@ -427,7 +468,7 @@ static inline int vmatch_inline_match_posted(vmatch_engine_t *e, vmatch_bits_t b
         if (rc != -1)
             return rc;
     }
-    return vmatch_match_posted(e, bits, cls, req_out);
+    return vmatch_match_posted_cold_(e, bits, cls, req_out);
 }
 
 /* vmatch_enqueue_unexpected. */
@@ -440,7 +481,7 @@ static inline int vmatch_inline_enqueue_unexpected(vmatch_engine_t *e, vmatch_bi
     if (e && msg && (h = vmatch_hot_(e)) &&
         vmatch_hot_queue_(h, h->side[1], bits, ~(vmatch_bits_t)0, msg, &mixed, &have))
         return VMATCH_QUEUED;
-    return vmatch_enqueue_unexpected(e, bits, cls, msg);
+    return vmatch_enqueue_unexpected_cold_(e, bits, cls, msg);
 }
 
 /* vmatch_mpi_msg. */
@@ -498,7 +539,7 @@ static inline int vmatch_inline_probe(vmatch_engine_t *e, vmatch_bits_t bits,
         if (remove && (i = vmatch_hot_search_(h, 1, bits, care, msg_out)) != -1)
             return i;
     }
-    return vmatch_probe(e, bits, care, cls, remove, msg_out);
+    return vmatch_probe_cold_(e, bits, care, cls, remove, msg_out);
 }
 
 /* vmatch_enqueue_posted. */
@@ -511,10 +552,11 @@ static inline int vmatch_inline_enqueue_posted(vmatch_engine_t *e, vmatch_bits_t
     if (e && req && (h = vmatch_hot_(e)) &&
         vmatch_hot_queue_(h, h->side[0], bits, care, req, &mixed, &have))
         return VMATCH_QUEUED;
-    return vmatch_enqueue_posted(e, bits, care, cls, req);
+    return vmatch_enqueue_posted_cold_(e, bits, care, cls, req);
 }
 
 #undef VMATCH_INLINE_
+#undef VMATCH_COLD_
 
 #ifdef __cplusplus
 }
