@@ -5,28 +5,35 @@
 # (which sets $port, $port_version, $work, $here, $repo); sets
 #   deb_dir      $work/deb, everything of the packages: vmatch/ (vmatch's .debs), the
 #                unpacked source $port-$port_version, the port's .debs, build.log
-#   deb_suffix   +vmatch0.2: what the port's version gets after Debian's
+#   deb_suffix   +vmatch0.2.0+inline5: what the port's version gets after Debian's, the
+#                version of the libvmatch it is built against (scripts/deb's upstream part)
 deb_dir=$work/deb
 deb_src=$deb_dir/$port-$port_version
 vmatch_abi=$(sed -n 's/^project(vmatch VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$repo/CMakeLists.txt")
-deb_suffix=+vmatch$vmatch_abi
 # The .deb names (the package and the version of its file name).
 vmatch_lib_pkg=libvmatch$vmatch_abi
-# What libvmatch0.2 provides for the version of vmatch_inline.h's layouts (packaging/debian/
-# rules): the patched package compiles the header's calls in, so it needs a library of
-# this header's version, which the soname does not say before 1.0.
-vmatch_inline_pkg=libvmatch-inline-abi$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' \
-    "$repo/include/vmatch_inline.h")
-[ "$vmatch_inline_pkg" != libvmatch-inline-abi ] || {
+# The version of vmatch_inline.h's layouts: libvmatch0.2 provides libvmatch-inline-abiN
+# (packaging/debian/rules) and the patched package depends on it, since it compiles the
+# header's calls in and so needs a library of this header's version, which the soname does
+# not say before 1.0.  The version of vmatch's packages carries it (0.2.0+inline5-1,
+# docs/packages.md), and so does the port's: a rebuild against another inline version is
+# another package version.
+vmatch_inline=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' "$repo/include/vmatch_inline.h")
+[ -n "$vmatch_inline" ] || {
     echo "ports/deb.sh: no VMATCH_INLINE_ABI in include/vmatch_inline.h" >&2
     exit 1
 }
+vmatch_inline_pkg=libvmatch-inline-abi$vmatch_inline
+# the upstream part of the version of vmatch's packages (scripts/deb)
+vmatch_version=$(sed -n 's/^project(vmatch VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")+inline$vmatch_inline
+deb_suffix=+vmatch$vmatch_version
 
-# deb_vmatch: vmatch's packages built by scripts/deb into $deb_dir/vmatch and installed
+# deb_vmatch: vmatch's packages built by scripts/deb into $deb_dir/vmatch (at nice 19, as
+# the port's build: without nocheck it builds and runs vmatch's whole suite) and installed
 # (the port's build needs libvmatch-dev).
 deb_vmatch() {
     log "vmatch's packages (scripts/deb, log: $deb_dir/vmatch/build.log)"
-    "$repo/scripts/deb" --out "$deb_dir/vmatch" >/dev/null
+    nice -n 19 "$repo/scripts/deb" --out "$deb_dir/vmatch" >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --allow-downgrades \
         "$deb_dir/vmatch/${vmatch_lib_pkg}"_*.deb "$deb_dir"/vmatch/libvmatch-dev_*.deb >/dev/null
 }
@@ -148,16 +155,18 @@ deb_ok() {
     if "$@"; then echo "   ok: $what"; else echo "   FAILED: $what"; deb_status=1; fi
 }
 
-# deb_stand_in DIR NAME VERSION: DIR/NAME.deb, an empty package NAME at VERSION standing in
-# for a library of another soname (libvmatch0.99) or of another inline version (a
-# libvmatch0.2 that provides no libvmatch-inline-abiN).
-# The version of the stand-in libvmatch0.2 without the inline version: below the real one.
-# shellcheck disable=SC2034 # (the tests read it)
-deb_stand_in_version=$vmatch_abi.0-0
+# deb_stand_in DIR NAME VERSION [PROVIDES]: DIR/NAME.deb, an empty package NAME at VERSION
+# standing in for a library of another soname (libvmatch0.99) or of another inline version
+# (a libvmatch0.2 of the next inline version, which provides its libvmatch-inline-abiN+1
+# and satisfies the shlibs dependency's ">=": only the inline dependency refuses it).
+# shellcheck disable=SC2034 # (the tests read them)
+deb_stand_in_version=${vmatch_version%+inline*}+inline$((vmatch_inline + 1))-1
+# shellcheck disable=SC2034
+deb_stand_in_provides=libvmatch-inline-abi$((vmatch_inline + 1))
 deb_stand_in() {
     rm -rf "$1/stand-in" && mkdir -p "$1/stand-in/DEBIAN"
     printf '%s\n' "Package: $2" "Version: $3" 'Architecture: all' 'Maintainer: test <t@example.org>' \
-        "Description: stand-in for a libvmatch the patched packages cannot use" \
+        ${4:+"Provides: $4"} "Description: stand-in for a libvmatch the patched packages cannot use" \
         >"$1/stand-in/DEBIAN/control"
     dpkg-deb -b "$1/stand-in" "$1/$2.deb" >/dev/null
 }

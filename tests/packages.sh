@@ -3,7 +3,8 @@
 # ctest suite, which scripts/test runs anyway), lintian reports nothing unexplained, then
 # unpacks them with dpkg -x into a scratch root (nothing is installed on the machine) and
 # checks what a user and a dependent package rely on: the package name carries the
-# library's soname and the version the project's, the files are where pkg-config and
+# library's soname and the version the project's and vmatch_inline.h's (a tree of another
+# inline version without its changelog entry is refused), the files are where pkg-config and
 # find_package look, examples/example.c builds and runs against the root through both, and
 # the tools run.  Skipped, saying so, without dpkg-buildpackage, debhelper or lintian (as
 # root they are installed first).  About 3 minutes on 2 loaded cores.
@@ -25,10 +26,35 @@ fail() {
     exit 1
 }
 
-scripts/deb --lintian --out "$tmp/deb" | sed 's/^/   /'
 version=$(sed -n 's/^project(vmatch VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+inline_abi=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' include/vmatch_inline.h)
 debversion=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 abi=${version%.*}
+
+# The version carries the inline version (0.2.0+inline5-1): a tree whose vmatch_inline.h
+# is at another one is refused by scripts/deb, naming the changelog entry it needs, and by
+# debian/rules (a build of packaging/debian without scripts/deb), before anything is built.
+git ls-files -z | tar --null -T - --ignore-failed-read -cf - | (mkdir -p "$tmp/next" && tar -x -C "$tmp/next")
+next=$((inline_abi + 1))
+sed -i "s/^#define VMATCH_INLINE_ABI $inline_abi""u\$/#define VMATCH_INLINE_ABI $next""u/" "$tmp/next/include/vmatch_inline.h"
+grep -q "^#define VMATCH_INLINE_ABI $next""u$" "$tmp/next/include/vmatch_inline.h" || fail "no VMATCH_INLINE_ABI to change"
+# refused WHAT MESSAGE COMMAND...: COMMAND fails in the copy, printing MESSAGE, and makes no .deb.
+refused() {
+    local what=$1 msg=$2
+    shift 2
+    if (cd "$tmp/next" && "$@") >"$tmp/next.log" 2>&1 || ! grep -qF "$msg" "$tmp/next.log" ||
+        [ -n "$(find "$tmp" -maxdepth 2 -name '*.deb')" ]; then
+        fail "$what does not refuse a changelog of another inline version: $(cat "$tmp/next.log")"
+    fi
+}
+refused scripts/deb "dch -c packaging/debian/changelog -v $version+inline$next-1" scripts/deb --out "$tmp/next-deb"
+cp -a packaging/debian "$tmp/next/debian"
+refused debian/rules "the upstream version must end in +inline$next" make -s -f debian/rules clean
+echo "   a vmatch_inline.h of inline version $next without its changelog entry: refused"
+
+scripts/deb --lintian --out "$tmp/deb" | sed 's/^/   /'
+[ "${debversion%-*}" = "$version+inline$inline_abi" ] ||
+    fail "the packages' version $debversion is not $version+inline$inline_abi-N"
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib=libvmatch$abi root=$tmp/root libdir=$tmp/root/usr/lib/$ma
 for p in "$lib" libvmatch-dev vmatch-tools; do
@@ -42,10 +68,9 @@ done
 soname=$(objdump -p "$libdir/libvmatch.so.$version" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = "libvmatch.so.$abi" ] || fail "soname $soname, the package $lib says libvmatch.so.$abi"
 shlibs=$(dpkg-deb --ctrl-tarfile "$tmp/deb/${lib}_${debversion}"_*.deb | tar -xO ./shlibs)
-[ "$shlibs" = "libvmatch $abi $lib (>= $version)" ] || fail "$lib's shlibs is '$shlibs'"
+[ "$shlibs" = "libvmatch $abi $lib (>= ${debversion%-*})" ] || fail "$lib's shlibs is '$shlibs'"
 # ... and provides the version of vmatch_inline.h's layouts, which a package that compiles
 # the header's calls in depends on (the library's own answer is checked below).
-inline_abi=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' include/vmatch_inline.h)
 provides=$(dpkg-deb -f "$tmp/deb/${lib}_${debversion}"_*.deb Provides)
 [ "$provides" = "libvmatch-inline-abi$inline_abi" ] || fail "$lib provides '$provides', not libvmatch-inline-abi$inline_abi"
 dpkg-deb -f "$tmp/deb"/libvmatch-dev_*.deb Depends | grep -qF "$lib (= $debversion)" ||
