@@ -9,7 +9,8 @@
 #                version of the libvmatch it is built against (scripts/deb's upstream part)
 deb_dir=$work/deb
 deb_src=$deb_dir/$port-$port_version
-vmatch_abi=$(sed -n 's/^project(vmatch VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$repo/CMakeLists.txt")
+vmatch_versions "$repo"
+vmatch_abi=${vmatch_version%.*}
 # The .deb names (the package and the version of its file name).
 vmatch_lib_pkg=libvmatch$vmatch_abi
 # The version of vmatch_inline.h's layouts: libvmatch0.2 provides libvmatch-inline-abiN
@@ -18,14 +19,14 @@ vmatch_lib_pkg=libvmatch$vmatch_abi
 # not say before 1.0.  The version of vmatch's packages carries it (0.2.0+inline5-1,
 # docs/packages.md), and so does the port's: a rebuild against another inline version is
 # another package version.
-vmatch_inline=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' "$repo/include/vmatch_inline.h")
+vmatch_inline=$vmatch_inline_abi
 [ -n "$vmatch_inline" ] || {
     echo "ports/deb.sh: no VMATCH_INLINE_ABI in include/vmatch_inline.h" >&2
     exit 1
 }
 vmatch_inline_pkg=libvmatch-inline-abi$vmatch_inline
 # the upstream part of the version of vmatch's packages (scripts/deb)
-vmatch_version=$(sed -n 's/^project(vmatch VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")+inline$vmatch_inline
+vmatch_version=$vmatch_version+inline$vmatch_inline
 deb_suffix=+vmatch$vmatch_version
 
 # deb_vmatch: vmatch's packages built by scripts/deb into $deb_dir/vmatch (at nice 19, as

@@ -47,3 +47,12 @@ vmatch_configure_fuzz() { # DIR
     CC=clang cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVMATCH_FUZZ=ON \
         -DVMATCH_SANITIZE=ON -DVMATCH_WERROR=ON -DVMATCH_BUILD_TESTS=OFF -DVMATCH_BUILD_BENCH=OFF
 }
+
+# vmatch_versions [TOP]: vmatch_version (CMakeLists.txt's, 0.2.0) and vmatch_inline_abi
+# (vmatch_inline.h's VMATCH_INLINE_ABI, 5) of the tree at TOP (default .), which the Debian
+# packages' version joins (0.2.0+inline5); empty when not found.
+vmatch_versions() {
+    local top=${1:-.}
+    vmatch_version=$(sed -n 's/^project(vmatch VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
+    vmatch_inline_abi=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' "$top/include/vmatch_inline.h")
+}

@@ -26,8 +26,8 @@ fail() {
     exit 1
 }
 
-version=$(sed -n 's/^project(vmatch VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
-inline_abi=$(sed -n 's/^#define VMATCH_INLINE_ABI \([0-9]*\)u$/\1/p' include/vmatch_inline.h)
+vmatch_versions
+version=$vmatch_version inline_abi=$vmatch_inline_abi
 debversion=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 abi=${version%.*}
 
