@@ -11,10 +11,11 @@
  * profile.record: on a short side whatever the care mask (while its vector has room), on a
  * side with a table for an exact entry (a receive whose care mask is all ones, or a
  * message) when its bucket line holds the match, or has a free way and the table need not
- * grow; it counts exactly what the library would (vmatch_stats).  Anything else -- a
- * wildcard on a table, a bucket that overflowed, wildcard receives queued in a table,
- * unexpected messages kept flat, a full vector or line, another policy, threads -- is the
- * library's call, made with nothing changed.
+ * grow, also while a table's wildcard receives wait in its vector; it counts exactly what
+ * the library would (vmatch_stats).  Anything else -- a wildcard on a table, a bucket that
+ * overflowed, more wildcard receives queued than the vector holds, unexpected messages kept
+ * flat, a full vector or line, another policy, threads -- is the library's call, made with
+ * nothing changed.
  *
  * The structures below are the library's own (the engine's first bytes and policy=hash's
  * tables), published at version VMATCH_INLINE_ABI.  An engine whose library has another
@@ -76,16 +77,18 @@ typedef struct vmatch_hot_side {
     uint64_t len;         /* entries of the side */
     vmatch_line_t *table; /* nb bucket lines; NULL until the side's first entry */
     uint32_t nb;          /* buckets */
-    uint8_t slow;         /* nonzero: exact calls on this side are the library's */
+    uint8_t slow;         /* nonzero: exact calls on this side are the library's, but for
+                             VMATCH_SLOW_WILD (below) */
     uint8_t head;         /* a short side: the place of its oldest entry (below) */
     uint8_t shortcap;     /* a short side: its vector's places; 0 while the side has a table */
-    uint8_t reserved;
-    uint64_t count; /* the entries of the table (lines and what overflowed them) */
-    uint64_t room;  /* count at which an append is the library's (the table grows, or
-                       the library watches how full it gets); 0 while slow is set or
-                       table is NULL */
-    uint64_t check; /* an append with a higher sequence number is the library's (it
-                       checks whether the tables should shrink); UINT64_MAX: never */
+    uint8_t nwild;        /* a table's wildcard receives in the vector (VMATCH_SLOW_WILD) */
+    uint64_t count;       /* the entries of the table (lines and what overflowed them) and its
+                             wildcard receives */
+    uint64_t room;        /* count at which an append is the library's (the table grows, or
+                             the library watches how full it gets); 0 while slow is set (but
+                             for VMATCH_SLOW_WILD) or table is NULL */
+    uint64_t check;       /* an append with a higher sequence number is the library's (it
+                             checks whether the tables should shrink); UINT64_MAX: never */
 } vmatch_hot_side_t;
 
 /* The short vector (docs/hash.md#short-sides) that follows a side's vmatch_hot_side_t.  A
@@ -98,6 +101,14 @@ VMATCH_INLINE_ vmatch_short_entry_t *vmatch_short_vec(const vmatch_hot_side_t *s
 {
     return (vmatch_short_entry_t *)(uintptr_t)(const void *)(s + 1);
 }
+
+/* slow of a side with a table (the posted receives) whose only wildcard receives are its
+ * vector's nwild, vec[0] .. vec[nwild - 1], oldest first, while exact receives go to the
+ * lines (room as when fast): an exact message takes the older of its line's first match and
+ * the vector's.  Its puts are those of a fast side; only the library puts a wildcard
+ * receive there (a header that does not know this value leaves every search of the side
+ * to the library, as for any nonzero slow). */
+#define VMATCH_SLOW_WILD 2
 
 /* The MPI layout of the match bits (vmatch_mpi_pack), as masks and shifts. */
 typedef struct vmatch_hot_pack {
@@ -249,6 +260,34 @@ VMATCH_INLINE_ void vmatch_short_put(vmatch_hot_side_t *s, vmatch_bits_t bits,
     vmatch_short_vec(s)[s->head + s->len] = (vmatch_short_entry_t){bits, care, payload, seq};
 }
 
+/* The first of table side s's wildcard receives in its vector (VMATCH_SLOW_WILD) that a
+ * message's bits match, as an index into the vector, or -1; *compared: the receives
+ * compared (up to the match, or all). */
+VMATCH_INLINE_ int vmatch_wild_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
+                                    unsigned *compared)
+{
+    const vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned i, n = s->nwild;
+    for (i = 0; i < n; i++)
+        if (!((v[i].bits ^ key) & v[i].care)) {
+            *compared = i + 1;
+            return (int)i;
+        }
+    *compared = n;
+    return -1;
+}
+
+/* Drop wildcard receive i of table side s's vector, the others keeping their order (the
+ * caller then counts len and count, and sets slow). */
+VMATCH_INLINE_ void vmatch_wild_drop(vmatch_hot_side_t *s, unsigned i)
+{
+    vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned n = s->nwild;
+    for (; i + 1 < n; i++)
+        v[i] = v[i + 1];
+    s->nwild = (uint8_t)(n - 1);
+}
+
 /* The engine's inline part, or NULL when the library takes every call. */
 VMATCH_INLINE_ vmatch_hot_t *vmatch_hot_(const vmatch_engine_t *e)
 {
@@ -391,6 +430,56 @@ VMATCH_INLINE_ int vmatch_hot_exchange_(vmatch_hot_t *h, int side, vmatch_bits_t
     return rc;
 }
 
+/* An arrival (msg not NULL) or a take of a posted receive (msg NULL) that the calls above
+ * left to the library (nothing changed) while the posted receives' only wildcard receives
+ * wait in their vector (VMATCH_SLOW_WILD): the older of the bits' line's first match and
+ * the vector's, else the message queued, as vmatch_hot_exchange_ and _search_ count them;
+ * -1 for the library (the line holds no match and its bucket overflowed, or the queue
+ * cannot take the message here).  Out of line and cold, behind the calls above: their
+ * code stays as it was, and only a program with ANY_SOURCE or ANY_TAG receives queued
+ * among exact ones comes here. */
+static __attribute__((noinline, cold, unused)) int
+vmatch_hot_wild_(vmatch_hot_t *h, vmatch_bits_t bits, void *msg, void **out)
+{
+    vmatch_hot_side_t *s = h->side[0];
+    vmatch_short_entry_t *v = vmatch_short_vec(s);
+    vmatch_line_t *l;
+    uint32_t mixed;
+    int have = 1, i, rc = VMATCH_MATCHED;
+    unsigned n, w, cw, cl;
+    if (s->slow != VMATCH_SLOW_WILD)
+        return -1;
+    mixed = vmatch_line_mix(bits);
+    l = &s->table[vmatch_line_bucket(mixed, s->nb)];
+    n = (unsigned)l->fill;
+    w = n && l->bits[0] == bits ? 0 : n > 1 && l->bits[1] == bits ? 1 : 2;
+    if (w == 2 && l->fill >= VMATCH_LINE_OVER1)
+        return -1;
+    i = vmatch_wild_find(s, bits, &cw);
+    cl = w < 2 ? w + 1 : n;
+    if (w < 2 && (i < 0 || l->seq[w] < v[i].seq)) {
+        vmatch_line_take(l, bits, out, &cl);
+    } else if (i >= 0) {
+        *out = v[i].payload;
+        vmatch_wild_drop(s, (unsigned)i);
+        s->slow = s->nwild ? VMATCH_SLOW_WILD : 0;
+    } else {
+        rc = VMATCH_ENOTFOUND;
+    }
+    if (rc == VMATCH_MATCHED) {
+        s->len--;
+        s->count--;
+        h->seq += msg != NULL; /* as the library: every arrival takes a number */
+    } else if (msg) {
+        if (!vmatch_hot_queue_(h, h->side[1], bits, ~(vmatch_bits_t)0, msg, &mixed, &have))
+            return -1;
+        rc = VMATCH_QUEUED;
+    }
+    h->searches++;
+    h->inspected += cl + cw;
+    return rc;
+}
+
 /* The library's calls where the inline part leaves the call to it, out of line and cold:
  * the compiler then moves what only they need (the arguments the inline part does not
  * read, a class say) off the caller's inline path (docs/inline.md). */
@@ -412,6 +501,23 @@ VMATCH_COLD_ int vmatch_match_posted_cold_(vmatch_engine_t *e, vmatch_bits_t bit
                                            void **req_out)
 {
     return vmatch_match_posted(e, bits, cls, req_out);
+}
+
+/* vmatch_hot_wild_, else the library's call. */
+VMATCH_COLD_ int vmatch_arrive_wild_cold_(vmatch_engine_t *e, vmatch_hot_t *h,
+                                          vmatch_bits_t bits, uint32_t cls, void *msg,
+                                          void **req_out)
+{
+    int rc = vmatch_hot_wild_(h, bits, msg, req_out);
+    return rc != -1 ? rc : vmatch_arrive(e, bits, cls, msg, req_out);
+}
+
+VMATCH_COLD_ int vmatch_match_posted_wild_cold_(vmatch_engine_t *e, vmatch_hot_t *h,
+                                                vmatch_bits_t bits, uint32_t cls,
+                                                void **req_out)
+{
+    int rc = vmatch_hot_wild_(h, bits, NULL, req_out);
+    return rc != -1 ? rc : vmatch_match_posted(e, bits, cls, req_out);
 }
 
 VMATCH_COLD_ int vmatch_enqueue_unexpected_cold_(vmatch_engine_t *e, vmatch_bits_t bits,
@@ -454,6 +560,7 @@ static inline int vmatch_inline_arrive(vmatch_engine_t *e, vmatch_bits_t bits, u
         int rc = vmatch_hot_exchange_(h, 1, bits, ~(vmatch_bits_t)0, msg, req_out);
         if (rc >= 0)
             return rc;
+        return vmatch_arrive_wild_cold_(e, h, bits, cls, msg, req_out);
     }
     return vmatch_arrive_cold_(e, bits, cls, msg, req_out);
 }
@@ -467,6 +574,7 @@ static inline int vmatch_inline_match_posted(vmatch_engine_t *e, vmatch_bits_t b
         int rc = vmatch_hot_search_(h, 0, bits, ~(vmatch_bits_t)0, req_out);
         if (rc != -1)
             return rc;
+        return vmatch_match_posted_wild_cold_(e, h, bits, cls, req_out);
     }
     return vmatch_match_posted_cold_(e, bits, cls, req_out);
 }
