@@ -76,6 +76,7 @@ provides=$(dpkg-deb -f "$tmp/deb/${lib}_${debversion}"_*.deb Provides)
 dpkg-deb -f "$tmp/deb"/libvmatch-dev_*.deb Depends | grep -qF "$lib (= $debversion)" ||
     fail "libvmatch-dev does not depend on $lib (= $debversion)"
 for f in usr/include/vmatch.h usr/include/vmatch_unified.h usr/include/vmatch_inline.h \
+    usr/include/vmatch_hot.h \
     "usr/lib/$ma/libvmatch.a" "usr/lib/$ma/pkgconfig/vmatch.pc" "usr/lib/$ma/cmake/vmatch/vmatchConfig.cmake"; do
     [ -f "$root/$f" ] || fail "libvmatch-dev has no /$f"
 done

@@ -37,19 +37,25 @@ static vm_hash_t *side_of(vmatch_engine_t *e, int side)
  * everything, its table nothing.  Returns 1 when whole. */
 static int whole(vm_hash_t *h)
 {
-    int ok =
-        !h->base.slow == !(h->flat || h->cost || h->want_switch || (h->wild && h->wild->len));
+    /* slow: 1 for the library's reasons, VMATCH_SLOW_WILD for wildcard receives that are
+     * all in the vector, of a PRQ with a table, in order */
+    int hard = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+    int ok = h->base.slow == (hard ? 1 : h->base.nwild ? VMATCH_SLOW_WILD : 0);
+    ok &= !h->base.nwild || (h->base.side == VM_PRQ && h->base.table && !h->base.shortcap &&
+                             h->base.nwild <= VMATCH_SHORT_MAX);
+    for (unsigned k = 0; k < h->base.nwild; k++)
+        ok &= h->vec[k].care != ~(vmatch_bits_t)0 && (!k || h->vec[k].seq > h->vec[k - 1].seq);
     /* the inline calls' gate: room is the growth point while the side is fast, or the mark
      * while a watched window has not reached it */
     uint64_t room = h->mark && !h->busy && h->mark < h->grow ? h->mark : h->grow;
-    ok &= h->base.room == (h->base.slow || !h->base.table ? 0 : room);
+    ok &= h->base.room == (hard || !h->base.table ? 0 : room);
     /* the check is the earlier end of both sides' windows */
     vm_side_t *peer = h->base.env->paired[!h->base.side];
     uint64_t end =
         peer && ((vm_hash_t *)peer)->end < h->end ? ((vm_hash_t *)peer)->end : h->end;
     ok &= h->base.check == end;
     if (!h->base.table)
-        return ok && h->base.count == (h->wild ? h->wild->len : 0) && !h->flat;
+        return ok && h->base.count == vm_hash_wildcards(h) && !h->flat;
     uint64_t n = 0, lines = 0;
     for (uint32_t i = 0; i < h->base.nb; i++) {
         const vm_line_t *line = &h->base.table[i];
@@ -75,7 +81,7 @@ static int whole(vm_hash_t *h)
     }
     ok &= lines == h->nover;
     if (h->base.side == VM_PRQ)
-        n += h->wild ? h->wild->len : 0;
+        n += vm_hash_wildcards(h);
     if (h->flat)
         ok &= n == 0 && h->flat->len == h->base.count;
     else
@@ -223,7 +229,8 @@ static void test_placement(void)
     CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(1000), &out), VMATCH_QUEUED);
     vmatch_mpi_recv(e, 1, 7, 9, &bits, &care);
     CHECK_EQ(vmatch_post(e, bits, care & ~(1ull << 63), 0, PTR(1001), &out), VMATCH_QUEUED);
-    CHECK(prq->wild && prq->wild->len == 2 && whole(prq));
+    CHECK(prq->wild == NULL && prq->base.nwild == 2 && whole(prq)); /* in the vector */
+    CHECK_EQ(prq->base.slow, VMATCH_SLOW_WILD);
     /* A message takes the older of its bucket's match and the wildcard queue's. */
     vmatch_bits_t m = vmatch_mpi_msg(e, 1, 7, 9);
     vmatch_mpi_recv(e, 1, 7, 9, &bits, &care);
@@ -235,7 +242,26 @@ static void test_placement(void)
     CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, 1, 299, 5), 0, PTR(5002), &out),
              VMATCH_MATCHED);
     CHECK(out == PTR(1000)); /* only the ANY_SOURCE receive has tag 5 */
-    CHECK(whole(prq));
+    CHECK(whole(prq) && prq->base.nwild == 0 && prq->base.slow == 0);
+    /* Past the vector's VMATCH_SHORT_MAX places wildcard receives go to the wildcard queue,
+     * and while it holds any, new ones follow them there: arrivals take them in order. */
+    for (int i = 0; i < VMATCH_SHORT_MAX + 2; i++) {
+        vmatch_mpi_recv(e, 1, VMATCH_ANY_SOURCE, 77, &bits, &care);
+        CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(2000 + i), &out), VMATCH_QUEUED);
+    }
+    CHECK(prq->base.nwild == VMATCH_SHORT_MAX && prq->wild->len == 2 && whole(prq));
+    for (int i = 0; i <= VMATCH_SHORT_MAX + 2; i++) {
+        if (i == 1) { /* a place is free in the vector, but the queue is not empty */
+            vmatch_mpi_recv(e, 1, VMATCH_ANY_SOURCE, 77, &bits, &care);
+            CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(2100), &out), VMATCH_QUEUED);
+            CHECK(prq->base.nwild == VMATCH_SHORT_MAX - 1 && prq->wild->len == 3);
+        }
+        CHECK_EQ(vmatch_arrive(e, vmatch_mpi_msg(e, 1, i, 77), 0, PTR(6000), &out),
+                 VMATCH_MATCHED);
+        CHECK(out == PTR(i <= VMATCH_SHORT_MAX + 1 ? 2000 + i : 2100));
+        CHECK(whole(prq));
+    }
+    CHECK(prq->base.nwild == 0 && prq->wild->len == 0 && prq->base.slow == 0);
     vmatch_destroy(e);
 
     /* A fixed table keeps its size; seven buckets hold long runs. */

@@ -298,7 +298,7 @@ typedef struct vm_side {
             uint64_t len;
             struct vmatch_line *table;
             uint32_t nb;
-            uint8_t slow, head, shortcap, reserved;
+            uint8_t slow, head, shortcap, nwild;
             uint64_t count;
             uint64_t room;
             uint64_t check;
@@ -311,7 +311,7 @@ typedef struct vm_side {
 _Static_assert(VM_SIDE_HOT_AT(len) && VM_SIDE_HOT_AT(table) && VM_SIDE_HOT_AT(nb) &&
                    VM_SIDE_HOT_AT(slow) && VM_SIDE_HOT_AT(count) && VM_SIDE_HOT_AT(room) &&
                    VM_SIDE_HOT_AT(check) && VM_SIDE_HOT_AT(head) && VM_SIDE_HOT_AT(shortcap) &&
-                   sizeof(vmatch_hot_side_t) == 48 &&
+                   VM_SIDE_HOT_AT(nwild) && sizeof(vmatch_hot_side_t) == 48 &&
                    sizeof(vm_side_t) == offsetof(vm_side_t, hot) + sizeof(vmatch_hot_side_t),
                "vm_side_t's published part is vmatch_hot_side_t");
 

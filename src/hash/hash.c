@@ -2,11 +2,14 @@
  * into queues of the storage.
  *
  * On the PRQ a receive whose care mask is all ones goes to the bucket of its match bits and
- * any other receive to one wildcard queue; an arriving message searches its bucket and, when
- * it holds receives, the wildcard queue, and takes the older (lower sequence number) of the
- * two first matches.  The UMQ is hashed, every message in its bucket, or flat, one queue in
- * arrival order, by what its searches cost (arrival.c).  Any care mask works: only an
- * all-ones mask is hashed, whatever the layout.
+ * any other receive to the wildcard receives: the short vector, which a side with a table
+ * does not use otherwise, while it has room and the wildcard queue is empty, else that
+ * queue; an arriving message searches its bucket and, when there are wildcard receives,
+ * theirs (the vector's first, the older), and takes the older (lower sequence number) of
+ * the two first matches.  While the vector holds them all, slow is VMATCH_SLOW_WILD, and
+ * vmatch_inline.h's arrivals search it with the line.  The UMQ is hashed, every message in its
+ * bucket, or flat, one queue in arrival order, by what its searches cost (arrival.c).  Any care
+ * mask works: only an all-ones mask is hashed, whatever the layout.
  *
  * The table starts with two buckets and doubles when its entries pass hash.load per 100
  * buckets (table.c), or has hash.buckets of them, fixed.  An exact match on a bucket that
@@ -51,6 +54,17 @@ static void hash_destroy(vm_side_t *p)
 /* Paths off the per-call fast path: out of line, so the fast path saves no registers. */
 #define VM_HASH_COLD __attribute__((noinline))
 
+/* A wildcard receive on a PRQ with a table: into the vector while it has room and wild is
+ * empty (the vector's are then the oldest), else into wild. */
+static int wild_append(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
+                       uint64_t seq)
+{
+    if (h->base.nwild >= VMATCH_SHORT_MAX || (h->wild && h->wild->len))
+        return vm_queue_append_new(h->base.env, VM_PRQ, &h->wild, bits, care, payload, seq);
+    h->vec[h->base.nwild++] = (vmatch_short_entry_t){bits, care, payload, seq};
+    return VMATCH_OK;
+}
+
 /* An append that is not a free way of a line: the side's first entry, a wildcard receive,
  * an overflow, a UMQ switching, or the append that makes the table grow. */
 int vm_hash_append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, void *payload,
@@ -64,7 +78,7 @@ int vm_hash_append_other(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, v
     if (h->base.side == VM_UMQ)
         rc = vm_hash_umq_append(h, bits, payload, seq);
     else if (care != ~(vmatch_bits_t)0)
-        rc = vm_queue_append_new(h->base.env, VM_PRQ, &h->wild, bits, care, payload, seq);
+        rc = wild_append(h, bits, care, payload, seq);
     else
         rc = vm_hash_slot_append(h, i = vm_hash_index(bits, h->base.nb), bits, care, payload,
                                  seq);
@@ -130,28 +144,46 @@ static int hash_append(vm_side_t *p, vmatch_bits_t bits, vmatch_bits_t care, uin
     return append_slow(h, bits, care, payload, seq);
 }
 
+/* The PRQ's oldest wildcard receive that an arriving message matches: the vector's first
+ * match (the vector's are older than wild's), else wild's.  1 with *hit (hit->where NULL
+ * and hit->slot its place for the vector's), or 0. */
+static int wild_find(vm_hash_t *h, vmatch_bits_t key, vm_hit_t *hit, uint64_t *inspected)
+{
+    unsigned compared;
+    int i = vmatch_wild_find(&h->base.hot, key, &compared);
+    *inspected += compared;
+    if (i >= 0) {
+        *hit = (vm_hit_t){.payload = h->vec[i].payload, .seq = h->vec[i].seq, .slot = i};
+        return 1;
+    }
+    vm_queue_t *w = h->wild;
+    return w && w->len && w->ops->find(w, key, ~(vmatch_bits_t)0, hit, inspected);
+}
+
+/* Remove the wildcard receive that wild_find or wild_payload returned. */
+static void wild_remove(vm_hash_t *h, const vm_hit_t *hit)
+{
+    if (hit->where)
+        h->wild->ops->remove(h->wild, hit);
+    else
+        vmatch_wild_drop(&h->base.hot, hit->slot);
+    h->base.count--;
+}
+
 /* An arriving message on a hashed PRQ with wildcard receives queued: its bucket's first
- * match and the wildcard queue's, the older of the two. */
+ * match and the wildcard receives', the older of the two. */
 static int match_prq_wild(vm_hash_t *h, vmatch_bits_t key, int remove, void **payload,
                           uint64_t *inspected)
 {
     uint32_t i = vm_hash_index(key, h->base.nb);
-    vm_queue_t *w = h->wild;
     vm_hit_t hb, hw;
-    int fb = h->base.count > w->len && vm_hash_slot_find(h, i, key, &hb, inspected);
-    if (!fb && remove) { /* the wildcard receives alone: found and taken in one call */
-        if (!vm_queue_match(w, key, ~(vmatch_bits_t)0, 1, payload, inspected))
-            return 0;
-        h->base.count--;
-        return 1;
-    }
-    int fw = w->ops->find(w, key, ~(vmatch_bits_t)0, &hw, inspected);
+    int fb =
+        h->base.count > vm_hash_wildcards(h) && vm_hash_slot_find(h, i, key, &hb, inspected);
+    int fw = wild_find(h, key, &hw, inspected);
     if (fw && (!fb || hw.seq < hb.seq)) {
         *payload = hw.payload;
-        if (remove) {
-            w->ops->remove(w, &hw);
-            h->base.count--;
-        }
+        if (remove)
+            wild_remove(h, &hw);
         return 1;
     }
     if (!fb)
@@ -169,7 +201,7 @@ static int match_other(vm_hash_t *h, vmatch_bits_t key, vmatch_bits_t keycare, i
 {
     if (h->base.side == VM_UMQ)
         return vm_hash_umq_match(h, key, keycare, remove, payload, inspected);
-    if (h->wild && h->wild->len)
+    if (vm_hash_wildcards(h))
         return match_prq_wild(h, key, remove, payload, inspected);
     uint32_t i = vm_hash_index(key, h->base.nb);
     vm_hit_t hit;
@@ -279,6 +311,20 @@ static int hash_exchange(vm_call_t *c, vmatch_bits_t bits, vmatch_bits_t care, v
     return vm_side_counted(sp, qp, VMATCH_QUEUED);
 }
 
+/* The PRQ's oldest wildcard receive with this payload, as wild_find. */
+static int wild_payload(vm_hash_t *h, const void *payload, vm_hit_t *hit, uint64_t *inspected)
+{
+    for (unsigned k = 0; k < h->base.nwild; k++)
+        if (h->vec[k].payload == payload) {
+            *inspected += k + 1;
+            *hit = (vm_hit_t){.payload = h->vec[k].payload, .seq = h->vec[k].seq, .slot = k};
+            return 1;
+        }
+    *inspected += h->base.nwild;
+    vm_queue_t *w = h->wild;
+    return w && w->len && w->ops->find_payload(w, payload, hit, inspected);
+}
+
 /* A cancel or a removal by handle: the oldest entry with the payload. */
 static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected)
 {
@@ -287,14 +333,12 @@ static int remove_payload(vm_hash_t *h, const void *payload, uint64_t *inspected
         return 0;
     if (h->base.side == VM_UMQ)
         return vm_hash_umq_remove_payload(h, payload, inspected);
-    /* On the PRQ: the wildcard queue and every bucket. */
-    vm_queue_t *w = h->wild;
-    int fw = w && w->len && w->ops->find_payload(w, payload, &hw, inspected);
+    /* On the PRQ: the wildcard receives and every bucket. */
+    int fw = wild_payload(h, payload, &hw, inspected);
     uint32_t i;
     int fb = vm_hash_scan(h, 0, 0, payload, &hit, &i, inspected);
     if (fw && (!fb || hw.seq < hit.seq)) {
-        w->ops->remove(w, &hw);
-        h->base.count--;
+        wild_remove(h, &hw);
     } else if (fb) {
         vm_hash_slot_remove(h, i, &hit);
     } else {

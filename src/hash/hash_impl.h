@@ -33,8 +33,8 @@ typedef struct vm_hash {
     const vm_hash_config_t *hc;
     /* The side's table is in base (vm_side_t's published part, vmatch_inline.h): table, nb
      * buckets (NULL until the side's first entry), count (the side's entries: on the PRQ the
-     * exact receives -- care all ones -- in the table and the wildcard receives in wild; on
-     * the UMQ every message), slow and room (below). */
+     * exact receives -- care all ones -- in the table and the wildcard receives in the
+     * vector and wild; on the UMQ every message), slow and room (below). */
     uint32_t nover;   /* overflow lines held (table.c) */
     vm_pool_t *lines; /* the engine's pool they come from; NULL until the first */
     vm_queue_t *wild; /* PRQ: the receives with any other care mask; NULL until one */
@@ -56,9 +56,12 @@ typedef struct vm_hash {
     uint64_t shrinks; /* tables given back (hash.shrinks) */
 
     /* base.slow is non-zero while exact calls cannot take the fast path: a flat UMQ, a
-     * switch being weighed, wildcard receives queued.  base.room is grow while the fast
-     * path may append (slow clear, a table made), else 0: the appends of the fast paths
-     * check count < room alone.  vm_hash_sync keeps both. */
+     * switch being weighed, wildcard receives in wild; VMATCH_SLOW_WILD while the PRQ's
+     * only wildcard receives are the vector's base.nwild (vec[0 .. nwild - 1], oldest
+     * first, while wild is empty: so they are older than wild's), which the inline calls
+     * search with the line.  base.room is grow while the fast path may append (slow clear
+     * or VMATCH_SLOW_WILD, a table made), else 0: the appends of the fast paths check
+     * count < room alone.  vm_hash_sync keeps both. */
 } vm_hash_t;
 
 _Static_assert(offsetof(vm_hash_t, vec) == sizeof(vm_side_t),
@@ -68,12 +71,19 @@ _Static_assert(offsetof(vm_hash_t, vec) == sizeof(vm_side_t),
  * the table. */
 static inline void vm_hash_sync(vm_hash_t *h)
 {
-    h->base.slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+    int slow = h->flat || h->cost || h->want_switch || (h->wild && h->wild->len);
+    h->base.slow = slow ? 1 : h->base.nwild ? VMATCH_SLOW_WILD : 0;
     if (h->mark && h->base.count >= h->mark)
         h->busy = 1;
     /* while watched and not yet busy, the append that reaches mark is the library's */
     uint64_t room = h->mark && !h->busy && h->mark < h->grow ? h->mark : h->grow;
-    h->base.room = h->base.slow || !h->base.table ? 0 : room;
+    h->base.room = slow || !h->base.table ? 0 : room;
+}
+
+/* The PRQ's wildcard receives: the vector's and wild's. */
+static inline uint64_t vm_hash_wildcards(const vm_hash_t *h)
+{
+    return h->base.nwild + (h->wild ? h->wild->len : 0);
 }
 
 /* 32 well-mixed bits of the match bits, and their bucket among nb: vmatch_inline.h's
@@ -120,7 +130,7 @@ static inline int vm_hash_crowded(const vm_hash_t *h, uint32_t i)
 {
     return h->grow != UINT64_MAX && h->base.nb <= VM_HASH_SMALL &&
            h->base.table[i].fill >= VMATCH_LINE_OVER1 && h->base.count * 4 >= h->base.nb &&
-           (!h->wild || !h->wild->len);
+           !vm_hash_wildcards(h);
 }
 
 /* ---- table.c ---- */

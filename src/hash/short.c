@@ -90,7 +90,7 @@ int vm_hash_to_short(vm_hash_t *h)
 {
     vm_side_t *b = &h->base;
     uint64_t n = b->count;
-    if (!h->hc->shortcap || n > h->hc->shortcap || h->flat || (h->wild && h->wild->len))
+    if (!h->hc->shortcap || n > h->hc->shortcap || h->flat || vm_hash_wildcards(h))
         return 0;
     vm_hash_entry_t *v = vm_hash_table_sorted(h, n);
     if (n && !v)

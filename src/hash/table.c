@@ -288,6 +288,7 @@ void vm_hash_table_free(vm_hash_t *h)
         table_del(h, h->base.table, h->base.nb);
     h->flat = h->wild = NULL;
     h->base.table = NULL;
+    h->base.nwild = 0;
     vm_hash_sync(h);
 }
 
@@ -300,7 +301,7 @@ void vm_hash_table_clear(vm_hash_t *h)
 int vm_hash_resize(vm_hash_t *h, uint32_t nb)
 {
     /* the table's entries: on a flat UMQ none, on the PRQ all but the wildcard receives */
-    uint64_t n = h->flat ? 0 : h->base.count - (h->wild ? h->wild->len : 0);
+    uint64_t n = h->flat ? 0 : h->base.count - vm_hash_wildcards(h);
     vm_hash_entry_t *v = vm_hash_table_sorted(h, n);
     if (n && !v)
         return VMATCH_ENOMEM;
