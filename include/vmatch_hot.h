@@ -142,6 +142,29 @@ VMATCH_INLINE_ int vmatch_line_put(vmatch_line_t *s, vmatch_bits_t bits, void *p
     return 1;
 }
 
+/* The first (so the oldest) of line s's ways that holds exactly these bits, or 2.  The ways
+ * in use are (unsigned)s->fill. */
+VMATCH_INLINE_ unsigned vmatch_line_way(const vmatch_line_t *s, vmatch_bits_t bits)
+{
+    unsigned n = (unsigned)s->fill;
+    return n && s->bits[0] == bits ? 0 : n > 1 && s->bits[1] == bits ? 1 : 2;
+}
+
+/* Take way w (in use) of line s into *payload, the line closed up. */
+VMATCH_INLINE_ void vmatch_line_take_way(vmatch_line_t *s, unsigned w, void **payload)
+{
+    uint64_t f = s->fill;
+    unsigned n = (unsigned)f;
+    *payload = s->payload[w];
+    if (n > w + 1) { /* way 0 taken with way 1 in use: way 1 moves up */
+        s->bits[0] = s->bits[1];
+        s->payload[0] = s->payload[1];
+        s->seq[0] = s->seq[1];
+    }
+    s->payload[n - 1] = NULL;
+    s->fill = f - 1;
+}
+
 /* Take the first (so the oldest) of the line's ways that holds exactly these bits: 1 with
  * *payload, or 0; *compared gets the entries inspected (the ways up to the match, or all
  * those in use). */
@@ -154,56 +177,57 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
      * faster in the UCX port (1.01-1.14x stock over four runs, against 1.14-1.17x in one)
      * and on the report's one-entry collectives, slower where buckets hold two entries (the
      * gather in rank order, neighbours); docs/inline.md. */
-    uint64_t f = s->fill;
-    unsigned n = (unsigned)f, w;
-    if (n && s->bits[0] == bits)
-        w = 0;
-    else if (n > 1 && s->bits[1] == bits)
-        w = 1;
-    else {
-        *compared = n;
+    unsigned w = vmatch_line_way(s, bits);
+    if (w == 2) {
+        *compared = (unsigned)s->fill;
         return 0;
     }
     *compared = w + 1;
-    *payload = s->payload[w];
-    if (n > w + 1) { /* way 0 taken with way 1 in use: way 1 moves up */
-        s->bits[0] = s->bits[1];
-        s->payload[0] = s->payload[1];
-        s->seq[0] = s->seq[1];
-    }
-    s->payload[n - 1] = NULL;
-    s->fill = f - 1;
+    vmatch_line_take_way(s, w, payload);
     return 1;
 }
 
+/* The first of entries from .. end - 1 of side s's vector that matches key where keycare and
+ * the entry's care are set, as an index into the vector, or -1; *compared: the entries
+ * compared (up to the match, or all).  The short side's search and the wildcard receives'. */
+VMATCH_INLINE_ int vmatch_vec_find(const vmatch_hot_side_t *s, unsigned from, unsigned end,
+                                   vmatch_bits_t key, vmatch_bits_t keycare, unsigned *compared)
+{
+    const vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned i;
+    for (i = from; i < end; i++)
+        if (!((v[i].bits ^ key) & v[i].care & keycare)) {
+            *compared = i - from + 1;
+            return (int)i;
+        }
+    *compared = end - from;
+    return -1;
+}
+
+/* Move entries i + 1 .. end - 1 of side s's vector up one place, over entry i. */
+VMATCH_INLINE_ void vmatch_vec_close(vmatch_hot_side_t *s, unsigned i, unsigned end)
+{
+    vmatch_short_entry_t *v = vmatch_short_vec(s);
+    for (; i + 1 < end; i++)
+        v[i] = v[i + 1];
+}
+
 /* The first entry of side s's short vector that matches key where keycare and the entry's
- * care are set (oldest first), as an index into the vector, or -1; *compared: the entries
- * compared (up to the match, or all). */
+ * care are set (oldest first), as vmatch_vec_find. */
 VMATCH_INLINE_ int vmatch_short_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
                                      vmatch_bits_t keycare, unsigned *compared)
 {
-    const vmatch_short_entry_t *v = vmatch_short_vec(s);
-    unsigned i = s->head, end = i + (unsigned)s->len;
-    for (; i < end; i++)
-        if (!((v[i].bits ^ key) & v[i].care & keycare)) {
-            *compared = i - s->head + 1;
-            return (int)i;
-        }
-    *compared = (unsigned)s->len;
-    return -1;
+    return vmatch_vec_find(s, s->head, s->head + (unsigned)s->len, key, keycare, compared);
 }
 
 /* Drop entry i of side s's short vector, the others keeping their order (the oldest goes by
  * moving the head, another by moving those after it up); the caller then counts len. */
 VMATCH_INLINE_ void vmatch_short_drop(vmatch_hot_side_t *s, unsigned i)
 {
-    vmatch_short_entry_t *v = vmatch_short_vec(s);
-    unsigned end = s->head + (unsigned)s->len;
     if (i == s->head)
         s->head = (uint8_t)(s->len > 1 ? i + 1 : 0);
     else
-        for (; i + 1 < end; i++)
-            v[i] = v[i + 1];
+        vmatch_vec_close(s, i, s->head + (unsigned)s->len);
 }
 
 /* Append an entry to short side s, whose last place the caller knows is free (len not
@@ -220,26 +244,15 @@ VMATCH_INLINE_ void vmatch_short_put(vmatch_hot_side_t *s, vmatch_bits_t bits,
 VMATCH_INLINE_ int vmatch_wild_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
                                     unsigned *compared)
 {
-    const vmatch_short_entry_t *v = vmatch_short_vec(s);
-    unsigned i, n = s->nwild;
-    for (i = 0; i < n; i++)
-        if (!((v[i].bits ^ key) & v[i].care)) {
-            *compared = i + 1;
-            return (int)i;
-        }
-    *compared = n;
-    return -1;
+    return vmatch_vec_find(s, 0, s->nwild, key, ~(vmatch_bits_t)0, compared);
 }
 
 /* Drop wildcard receive i of table side s's vector, the others keeping their order (the
  * caller then counts len and count, and sets slow). */
 VMATCH_INLINE_ void vmatch_wild_drop(vmatch_hot_side_t *s, unsigned i)
 {
-    vmatch_short_entry_t *v = vmatch_short_vec(s);
-    unsigned n = s->nwild;
-    for (; i + 1 < n; i++)
-        v[i] = v[i + 1];
-    s->nwild = (uint8_t)(n - 1);
+    vmatch_vec_close(s, i, s->nwild);
+    s->nwild--;
 }
 
 #endif

@@ -225,13 +225,13 @@ vmatch_hot_wild_(vmatch_hot_t *h, vmatch_bits_t bits, void *msg, void **out)
     mixed = vmatch_line_mix(bits);
     l = &s->table[vmatch_line_bucket(mixed, s->nb)];
     n = (unsigned)l->fill;
-    w = n && l->bits[0] == bits ? 0 : n > 1 && l->bits[1] == bits ? 1 : 2;
+    w = vmatch_line_way(l, bits);
     if (w == 2 && l->fill >= VMATCH_LINE_OVER1)
         return -1;
     i = vmatch_wild_find(s, bits, &cw);
     cl = w < 2 ? w + 1 : n;
     if (w < 2 && (i < 0 || l->seq[w] < v[i].seq)) {
-        vmatch_line_take(l, bits, out, &cl);
+        vmatch_line_take_way(l, w, out);
     } else if (i >= 0) {
         *out = v[i].payload;
         vmatch_wild_drop(s, (unsigned)i);
