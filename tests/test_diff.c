@@ -92,7 +92,8 @@ static const struct {
      {1, 4, 16}},
     {"hash",
      {"hash.shrink=64|hash.buckets=1|hash.short=0 hash.buckets=2",
-      "hash.buckets=2|hash.load=300 hash.shrink=16|hash.short=1 hash.buckets=7",
+      "hash.buckets=2|hash.load=300 hash.small_load=200 hash.shrink=16|hash.short=1 "
+      "hash.buckets=7",
       "hash.buckets=7|hash.load=50|hash.short=3 hash.shrink=64"},
      {0, 0, 0}},
     {"cluster",

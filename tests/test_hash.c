@@ -625,6 +625,43 @@ static void test_shrink(void)
     }
 }
 
+/* The two loads: hash.small_load for tables of at most 512 buckets, hash.load past them.
+ * Exact receives of distinct tags, posted one after another: at small_load=10 a table of 100
+ * entries has passed 512 buckets (51 entries), which the default's small tables (256 entries
+ * at 512, and crowded ones double at 512 only from 128 entries) never reach; at
+ * hash.load=400 a large table of 3000 entries stays at 1024 buckets (4096 entries), the
+ * default's at 4096.  A table never holds more than its load. */
+static void test_loads(void)
+{
+    static const struct {
+        const char *spec;
+        int n;
+        uint64_t lo, hi; /* the buckets after n receives */
+    } c[] = {
+        {"policy=hash hash.short=0", 100, 256, 512},
+        {"policy=hash hash.short=0 hash.small_load=10", 100, 1024, 1024},
+        {"policy=hash hash.short=0", 3000, 4096, 4096},
+        {"policy=hash hash.short=0 hash.load=400", 3000, 1024, 1024},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        vmatch_engine_t *e;
+        void *got;
+        REQUIRE(vmatch_create(c[k].spec, &e) == VMATCH_OK);
+        for (int i = 0; i < c[k].n; i++) {
+            vmatch_bits_t bits, care;
+            vmatch_mpi_recv(e, 1, 5, i, &bits, &care);
+            CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(i + 1), &got), VMATCH_QUEUED);
+        }
+        uint64_t nb = buckets(e, VM_PRQ);
+        if (nb < c[k].lo || nb > c[k].hi)
+            fprintf(stderr, "%s, %d receives: %llu buckets, not %llu-%llu\n", c[k].spec, c[k].n,
+                    (unsigned long long)nb, (unsigned long long)c[k].lo,
+                    (unsigned long long)c[k].hi);
+        CHECK(nb >= c[k].lo && nb <= c[k].hi);
+        vmatch_destroy(e);
+    }
+}
+
 int main(void)
 {
     test_index();
@@ -632,6 +669,7 @@ int main(void)
     test_placement();
     test_memory();
     test_shrink();
+    test_loads();
     test_modes("policy=hash storage=llv");
     test_modes("policy=hash storage=ll hash.buckets=2");
     test_modes("policy=hash storage=lla hash.buckets=7");

@@ -11,10 +11,11 @@
  * bucket, or flat, one queue in arrival order, by what its searches cost (arrival.c).  Any care
  * mask works: only an all-ones mask is hashed, whatever the layout.
  *
- * The table starts with two buckets and doubles when its entries pass hash.load per 100
- * buckets (table.c), or has hash.buckets of them, fixed.  An exact match on a bucket that
- * has not overflowed, with no wildcard receive queued, is the fast path: a hash, one cache
- * line, no call.  The design and the measurements behind the defaults are in docs/hash.md.
+ * The table starts with two buckets and doubles when its entries pass hash.small_load per
+ * 100 buckets, hash.load once it has more than 512 (table.c), or has hash.buckets of them,
+ * fixed.  An exact match on a bucket that has not overflowed, with no wildcard receive
+ * queued, is the fast path: a hash, one cache line, no call.  The design and the
+ * measurements behind the defaults are in docs/hash.md.
  */
 #include "hash_impl.h"
 #include "policy.h"
@@ -392,7 +393,7 @@ const vm_policy_t vm_hash_policy = {.name = "hash",
 
 /* Defaults: measured in docs/hash.md. */
 static const vm_hash_config_t hash_default = {
-    .buckets = 0, .load = 100, .shrink = 4096, .shortcap = VMATCH_SHORT_MAX};
+    .buckets = 0, .load = 100, .small = 50, .shrink = 4096, .shortcap = VMATCH_SHORT_MAX};
 
 #define FIELD(f) offsetof(vm_hash_config_t, f)
 
@@ -401,7 +402,10 @@ static const vm_key_t hash_keys[] = {
      .help = "`hash`: fixed buckets per side, at most 2^20 (64 MiB of lines, made with the "
              "side's first entry); 0: a growing table"},
     {"hash.load", VM_KEY_UINT, FIELD(load), 10, 100000,
-     .help = "`hash`: entries per 100 buckets past which a growing table doubles"},
+     .help = "`hash`: entries per 100 buckets past which a growing table over 512 buckets "
+             "doubles"},
+    {"hash.small_load", VM_KEY_UINT, FIELD(small), 10, 100000,
+     .help = "`hash`: the same for a table of at most 512"},
     {"hash.shrink", VM_KEY_UINT, FIELD(shrink), 0, 1u << 30,
      .help = "`hash`: operations per window; two quiet windows shrink a table; 0: never"},
     {"hash.short", VM_KEY_UINT, FIELD(shortcap), 0, VMATCH_SHORT_MAX,

@@ -14,10 +14,11 @@
  * (docs/hash.md#overflow-lines): a queue cost a call and a block of the storage, about
  * 1 100-1 600 bytes per region at a burst's peak, 17-25 bytes per entry.
  *
- * A growing table doubles when its entries pass hash.load per bucket; with multiply-shift
- * indexing (vm_hash_index) bucket i splits into buckets 2i and 2i + 1, so each new bucket
- * takes the entries of one old bucket, in their order.  Growing is best effort: when
- * memory runs out the table stays as it was, which is correct, only slower.
+ * A growing table doubles when its entries pass hash.load per 100 buckets (hash.small_load
+ * while it has at most VM_HASH_SMALL); with multiply-shift indexing (vm_hash_index) bucket
+ * i splits into buckets 2i and 2i + 1, so each new bucket takes the entries of one old
+ * bucket, in their order.  Growing is best effort: when memory runs out the table stays as
+ * it was, which is correct, only slower.
  */
 #include "hash_impl.h"
 
@@ -337,7 +338,8 @@ static int place_one(void *arg, vmatch_bits_t bits, vmatch_bits_t care, void *pa
     return pl->rc < 0;
 }
 
-/* The bucket count of a growing table for n entries: twice what the load needs. */
+/* The bucket count of a growing table for n entries: twice what hash.load needs (at the
+ * default loads, what a small table needs). */
 static uint32_t size_for(const vm_hash_t *h, uint64_t n)
 {
     uint64_t need = 200 * n / h->hc->load + 1;
