@@ -230,6 +230,20 @@ VMATCH_INLINE_ void vmatch_short_drop(vmatch_hot_side_t *s, unsigned i)
         vmatch_vec_close(s, i, s->head + (unsigned)s->len);
 }
 
+/* Close up short side s's vector, whose entries reach its last place without filling it
+ * (the oldest went first: the head moved on): they move to the front, in order, and the
+ * places after them are free.  The library's append does the same.  Out of line: a side
+ * that keeps a few entries while its oldest go first (a pipeline) comes here once every few
+ * appends, and the inline calls stay small. */
+static __attribute__((noinline, cold, unused)) void vmatch_short_close_(vmatch_hot_side_t *s)
+{
+    vmatch_short_entry_t *v = vmatch_short_vec(s);
+    unsigned n = (unsigned)s->len, h = s->head, i;
+    for (i = 0; i < n; i++)
+        v[i] = v[h + i];
+    s->head = 0;
+}
+
 /* Append an entry to short side s, whose last place the caller knows is free (len not
  * counted). */
 VMATCH_INLINE_ void vmatch_short_put(vmatch_hot_side_t *s, vmatch_bits_t bits,

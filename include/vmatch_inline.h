@@ -110,9 +110,11 @@ VMATCH_INLINE_ int vmatch_hot_queue_(vmatch_hot_t *h, vmatch_hot_side_t *q, vmat
                                      vmatch_bits_t care, void *payload, uint32_t *mixed,
                                      int *have)
 {
-    if (q->head + q->len < q->shortcap) { /* a short side with room */
+    if (q->len < q->shortcap) { /* a short side with room */
         if (h->seq >= q->check)
             return 0;
+        if (q->head + q->len >= q->shortcap) /* the oldest went first: close up */
+            vmatch_short_close_(q);
         vmatch_short_put(q, bits, care, payload, ++h->seq);
         q->len++;
         return 1;

@@ -137,6 +137,55 @@ deb_build() {
     ls "$deb_dir"/*.deb
 }
 
+# deb_lintian: lintian on the port's packages (the .changes in $deb_dir).  An error or a
+# warning passes only when $here/lintian-inherited lists it (package, tag, why) and Debian's
+# own binary packages of the same names carry it too: they are fetched (apt-get download,
+# Debian's version of each, not a +vmatch one) and linted beside ours, so the list can only
+# explain what Debian's packaging already does.  0 when clean so; 1 with the tags that are
+# not; 2 without packages or lintian.
+deb_lintian() {
+    local changes list=$here/lintian-inherited tmp pkg ver bad=0 ours stock
+    changes=$(find "$deb_dir" -maxdepth 1 -name '*.changes' -print -quit)
+    [ -n "$changes" ] || {
+        echo "ports/$port/deb lintian: no packages in $deb_dir: run ports/$port/deb first" >&2
+        return 2
+    }
+    command -v lintian >/dev/null || {
+        echo "ports/$port/deb lintian: needs lintian (apt-get install lintian)" >&2
+        return 2
+    }
+    tmp=$(mktemp -d)
+    # "PACKAGE TAG" of each error and warning lintian reports on the .debs given
+    tags() { lintian --fail-on none --tag-display-limit 0 "$@" 2>/dev/null |
+        awk '$1 == "E:" || $1 == "W:" {sub(":", "", $2); print $2, $3}' | sort -u; }
+    ours=$(tags "$changes")
+    log "$port_name: lintian on $(basename "$changes")"
+    for pkg in $(awk '/^Binary:/ {for (i = 2; i <= NF; i++) print $i}' "$changes" | grep -v -- -dbgsym); do
+        ver=$(apt-cache madison "$pkg" | awk -F'|' '{gsub(/ /, "", $2)} $2 !~ /vmatch/ && v == "" {v = $2} END {print v}')
+        if [ -z "$ver" ] || ! (cd "$tmp" && apt-get download -qq "$pkg=$ver" >/dev/null 2>&1); then
+            echo "ports/$port/deb lintian: cannot fetch Debian's $pkg${ver:+ $ver} to compare with" >&2
+            rm -rf "$tmp"
+            return 2
+        fi
+    done
+    stock=$(tags "$tmp"/*.deb)
+    rm -rf "$tmp"
+    while read -r pkg tag; do
+        [ -n "$pkg" ] || continue
+        if ! grep -qE "^$pkg +$tag( |$)" "$list"; then
+            echo "   not explained: $pkg: $tag (ports/$port/lintian-inherited)"
+            bad=1
+        elif ! grep -qx "$pkg $tag" <<<"$stock"; then
+            echo "   not Debian's: $pkg: $tag (Debian's own $pkg has no such tag)"
+            bad=1
+        else
+            echo "   inherited: $pkg: $tag, as on Debian's own: $(grep -E "^$pkg +$tag" "$list" | sed -E 's/^[^ ]+ +[^ ]+ +//')"
+        fi
+    done <<<"$ours"
+    [ $bad = 0 ] && echo "   lintian: every error and warning is Debian's packaging's, explained"
+    return $bad
+}
+
 # ---- what the drop-in tests (ports/*/deb-test) share ----
 
 # deb_ver PACKAGE: its installed version, else nothing (by the status: a package a refused

@@ -625,6 +625,57 @@ static void test_shrink(void)
     }
 }
 
+/* A pipeline on a short side: two receives queued, then round after round the oldest taken
+ * by its message and one more receive queued, so that the vector's head walks to its end.
+ * The inline append closes the vector up itself: no post or arrival reaches the policy's
+ * exchange (its calls are counted here, and a library call is counted to show that they
+ * are), and every answer is the reference model's. */
+static unsigned policy_calls;
+static vm_exchange_fn *policy_exchange;
+
+static int spy_exchange(vm_call_t *call, vmatch_bits_t bits, vmatch_bits_t care,
+                        vm_side_t *search, void *payload, vm_side_t *queue)
+{
+    policy_calls++;
+    return policy_exchange(call, bits, care, search, payload, queue);
+}
+
+static void test_short_pipeline(void)
+{
+    vmatch_engine_t *e;
+    ref_model_t ref;
+    void *got, *want;
+    REQUIRE(vmatch_create("policy=hash", &e) == VMATCH_OK);
+    ref_init(&ref);
+    vm_side_t *prq = vm_engine_side(e, VM_PRQ);
+    REQUIRE((policy_exchange = vm_engine_swap_exchange(e, spy_exchange)) != NULL);
+    int head_moved = 0, closed = 0;
+    for (int i = 0; i < 200; i++) {
+        vmatch_bits_t bits, care;
+        vmatch_mpi_recv(e, 0, 3, i, &bits, &care);
+        CHECK_EQ(vmatch_inline_post(e, bits, care, 0, PTR(i), &got), VMATCH_QUEUED);
+        CHECK_EQ(ref_post(&ref, bits, care, PTR(i), &want), VMATCH_QUEUED);
+        if (i < 1)
+            continue;
+        head_moved |= prq->hot.head > 0;
+        closed |= head_moved && prq->hot.head == 0;
+        vmatch_bits_t m = vmatch_mpi_msg(e, 0, 3, i - 1);
+        int rc = vmatch_inline_arrive(e, m, 0, PTR(1000 + i), &got);
+        CHECK(rc == VMATCH_MATCHED && rc == ref_arrive(&ref, m, PTR(1000 + i), &want) &&
+              got == want);
+        CHECK_EQ(prq->hot.len, 1);
+    }
+    CHECK(head_moved && closed);
+    CHECK_EQ(policy_calls, 0);
+    vmatch_bits_t bits, care; /* the counting sees the library's calls */
+    vmatch_mpi_recv(e, 0, 3, 500, &bits, &care);
+    CHECK_EQ(vmatch_post(e, bits, care, 0, PTR(500), &got), VMATCH_QUEUED);
+    CHECK(policy_calls > 0);
+    vm_engine_swap_exchange(e, policy_exchange);
+    ref_fini(&ref);
+    vmatch_destroy(e);
+}
+
 /* The two loads: hash.small_load for tables of at most 512 buckets, hash.load past them.
  * Exact receives of distinct tags, posted one after another: at small_load=10 a table of 100
  * entries has passed 512 buckets (51 entries), which the default's small tables (256 entries
@@ -670,6 +721,7 @@ int main(void)
     test_memory();
     test_shrink();
     test_loads();
+    test_short_pipeline();
     test_modes("policy=hash storage=llv");
     test_modes("policy=hash storage=ll hash.buckets=2");
     test_modes("policy=hash storage=lla hash.buckets=7");

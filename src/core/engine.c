@@ -508,3 +508,14 @@ vm_side_t *vm_engine_side(vmatch_engine_t *e, int side)
 {
     return e->side[side];
 }
+
+vm_exchange_fn *vm_engine_swap_exchange(vmatch_engine_t *e, vm_exchange_fn *fn)
+{
+    vm_exchange_fn *was = e->exchange;
+    if (!was)
+        return NULL;
+    e->exchange = fn;
+    if (e->fast)
+        e->fast = fn;
+    return was;
+}

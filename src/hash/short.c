@@ -24,10 +24,8 @@ int vm_hash_short_append(vm_hash_t *h, vmatch_bits_t bits, vmatch_bits_t care, v
     vm_side_t *b = &h->base;
     if (b->len >= b->shortcap) /* a hashed side (shortcap 0), or a full vector */
         return 0;
-    if (b->head + b->len >= b->shortcap) { /* the oldest went first: close up */
-        memmove(h->vec, h->vec + b->head, b->len * sizeof *h->vec);
-        b->head = 0;
-    }
+    if (b->head + b->len >= b->shortcap) /* the oldest went first: close up */
+        vmatch_short_close_(&b->hot);
     vmatch_short_put(&b->hot, bits, care, payload, seq);
     return 1;
 }
