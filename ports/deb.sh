@@ -142,7 +142,7 @@ deb_build() {
 # own binary packages of the same names carry it too: they are fetched (apt-get download,
 # Debian's version of each, not a +vmatch one) and linted beside ours, so the list can only
 # explain what Debian's packaging already does.  0 when clean so; 1 with the tags that are
-# not; 2 without packages or lintian.
+# not; 2 without packages, or without lintian and not root.
 deb_lintian() {
     local changes list=$here/lintian-inherited tmp pkg ver bad=0 ours stock
     changes=$(find "$deb_dir" -maxdepth 1 -name '*.changes' -print -quit)
@@ -150,10 +150,7 @@ deb_lintian() {
         echo "ports/$port/deb lintian: no packages in $deb_dir: run ports/$port/deb first" >&2
         return 2
     }
-    command -v lintian >/dev/null || {
-        echo "ports/$port/deb lintian: needs lintian (apt-get install lintian)" >&2
-        return 2
-    }
+    vmatch_deps lintian || return 2 # as root it installs lintian; else it says to
     tmp=$(mktemp -d)
     # "PACKAGE TAG" of each error and warning lintian reports on the .debs given
     tags() { lintian --fail-on none --tag-display-limit 0 "$@" 2>/dev/null |
