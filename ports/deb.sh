@@ -192,6 +192,15 @@ deb_ver() {
         awk '$1 == "installed" {print $2}'
 }
 
+# deb_vers PACKAGE...: "PACKAGE VERSION, " for each, "absent" for one not installed.
+deb_vers() {
+    local p v
+    for p in "$@"; do
+        v=$(deb_ver "$p")
+        printf '%s %s, ' "$p" "${v:-absent}"
+    done
+}
+
 # deb_ok WHAT COMMAND...: "ok: WHAT" when COMMAND succeeds, else "FAILED: WHAT", and
 # deb_status becomes 1.
 deb_status=0
