@@ -13,6 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 prog_report=$(abs "$2") prog_rank=$(abs "$3") prog_replay=$(abs "$4")
 prog_profile=$(abs "$5") prog_cluster=$(abs "$6")
 prog_bench=$src/scripts/bench prog_fuzz=$src/scripts/fuzz prog_test=$src/scripts/test
+prog_hosts=$src/ports/hosts prog_programs=$src/ports/programs
 # A one-operation trace, so that options are checked with a good operand beside them.
 printf 'vmatch-trace 1\nnprocs 2\nlayout 16 24 24\npost 0 0 0 0 1 0\n' >"$tmp/t.trace"
 printf 'vmatch-profile 1\nnprocs 2\n0 1 5 5\n' >"$tmp/p.prof"
@@ -83,6 +84,8 @@ fuzz|unknown target or option 'zzz'|zzz
 fuzz|unknown target or option '--bogus'|spec|--bogus
 fuzz|no target|20
 test|takes no arguments, not '--bogus'|--bogus
+hosts|usage: ports/hosts|bogus
+programs|usage: ports/programs ucx|bogus
 ROWS
 }
 
