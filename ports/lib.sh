@@ -139,29 +139,31 @@ vmatch_headers_newer() {
 # shellcheck disable=SC2034
 vmatch_env=(CPPFLAGS="-I$vm/include" LDFLAGS="-L$vm/lib -Wl,-rpath,$vm/lib" LIBS="-lvmatch")
 
-# series_hash: a hash of the patch series, to know when the patched tree must be made again.
+# series_hash [PATCHES]: a hash of the patch series in PATCHES (default $here/patches), to
+# know when the patched tree must be made again.
 series_hash() {
     # shellcheck disable=SC2046
-    (cd "$here/patches" && cat series $(cat series)) | sha256sum | cut -c1-16
+    (cd "${1:-$here/patches}" && cat series $(cat series)) | sha256sum | cut -c1-16
 }
 
-# prepare_patched_source: $work/patched/src, a fresh copy of $src with the series applied,
-# unless the series is unchanged since the last copy.  The build directory stays: make then
-# remakes only what the patches changed.
+# prepare_patched_source [PATCHES SRC DIR]: DIR/src (default $work/patched/src), a fresh copy
+# of SRC (default $src) with the series in PATCHES (default $here/patches) applied, unless
+# the series is unchanged since the last copy.  The build directory stays: make then remakes
+# only what the patches changed.
 prepare_patched_source() {
-    local dir=$work/patched h p
-    h=$(series_hash)
+    local pd=${1:-$here/patches} from=${2:-$src} dir=${3:-$work/patched} h p
+    h=$(series_hash "$pd")
     if [ -f "$dir/src/.vmatch-series" ] && [ "$(cat "$dir/src/.vmatch-series")" = "$h" ]; then
         return 0
     fi
-    log "applying ports/$port/patches to a copy of $src"
+    log "applying ${pd#"$repo"/} to a copy of $from"
     rm -rf "$dir/src"
     mkdir -p "$dir"
-    cp -a "$src" "$dir/src"
+    cp -a "$from" "$dir/src"
     while read -r p; do
         case $p in '' | '#'*) continue ;; esac
-        patch -d "$dir/src" -p1 -s --no-backup-if-mismatch <"$here/patches/$p"
-    done <"$here/patches/series"
+        patch -d "$dir/src" -p1 -s --no-backup-if-mismatch <"$pd/$p"
+    done <"$pd/series"
     echo "$h" >"$dir/src/.vmatch-series"
 }
 
@@ -214,13 +216,14 @@ print_prefixes() {
 
 # ---- check-patches ----
 
-# check_patches CANDIDATE: checks that the series applies cleanly, in order, to the port's
-# source: CANDIDATE (a source tree or a .dsc file; the script's VMATCH_*_SRC), else the
-# tree the build fetched, else a .dsc with its tarballs in $work.  Nothing is downloaded or
-# built.  Without a source, or without patch or dpkg-source, it says so and exits 0 (a
-# skip); it exits 1 when a patch does not apply or applies only with offsets or fuzz.
+# check_patches CANDIDATE [PATCHES]: checks that the series in PATCHES (default
+# $here/patches) applies cleanly, in order, to the port's source: CANDIDATE (a source tree
+# or a .dsc file; the script's VMATCH_*_SRC), else the tree the build fetched, else a .dsc
+# with its tarballs in $work.  Nothing is downloaded or built.  Without a source, or without
+# patch or dpkg-source, it says so and exits 0 (a skip); it exits 1 when a patch does not
+# apply or applies only with offsets or fuzz.
 check_patches() {
-    local cand=$1 c tree dsc out p f series
+    local cand=$1 pd=${2:-$here/patches} c tree dsc out p f series n
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     if [ -z "$cand" ]; then
@@ -255,27 +258,30 @@ check_patches() {
     # Only the files the series touches are copied, then every patch is applied for real
     # in order (a later patch may build on an earlier one in the same file).
     mkdir -p "$tmp/tree"
-    series=$(grep -v '^\s*\(#\|$\)' "$here/patches/series")
+    series=$(grep -v '^\s*\(#\|$\)' "$pd/series")
     for p in $series; do
-        sed -n 's|^--- a/\([^\t ]*\).*|\1|p' "$here/patches/$p"
+        sed -n 's|^--- a/\([^\t ]*\).*|\1|p' "$pd/$p"
     done | sort -u | while read -r f; do
         [ -f "$tree/$f" ] || continue # a file the series creates
         mkdir -p "$tmp/tree/$(dirname "$f")"
         cp "$tree/$f" "$tmp/tree/$f"
     done
     for p in $series; do
-        if ! out=$(patch -d "$tmp/tree" -p1 -N --no-backup-if-mismatch -F0 <"$here/patches/$p" 2>&1); then
-            echo "ports/$port: $p does not apply to $cand:" >&2
+        if ! out=$(patch -d "$tmp/tree" -p1 -N --no-backup-if-mismatch -F0 <"$pd/$p" 2>&1); then
+            echo "${pd#"$repo"/}/$p does not apply to $cand:" >&2
             echo "$out" >&2
             exit 1
         fi
         if echo "$out" | grep -qi 'offset\|fuzz'; then
-            echo "ports/$port: $p applies only with offsets to $cand:" >&2
+            echo "${pd#"$repo"/}/$p applies only with offsets to $cand:" >&2
             echo "$out" >&2
             exit 1
         fi
     done
-    echo "ports/$port: $(echo "$series" | wc -w) patches apply cleanly to $cand"
+    n=$(echo "$series" | wc -w)
+    echo "${pd#"$repo"/}: $n $([ "$n" = 1 ] && echo patch applies || echo patches apply) cleanly to $cand"
+    rm -rf "$tmp"
+    trap - EXIT
 }
 
 # ---- bench: queue-depth ping-pong, stock against patched in lockstep pairs ----
