@@ -189,18 +189,22 @@ VMATCH_INLINE_ int vmatch_line_take(vmatch_line_t *s, vmatch_bits_t bits, void *
 
 /* The first of entries from .. end - 1 of side s's vector that matches key where keycare and
  * the entry's care are set, as an index into the vector, or -1; *compared: the entries
- * compared (up to the match, or all).  The short side's search and the wildcard receives'. */
-VMATCH_INLINE_ int vmatch_vec_find(const vmatch_hot_side_t *s, unsigned from, unsigned end,
+ * compared (up to the match, or all).  The short side's search and the wildcard receives'.
+ * The range is not empty (from < end): the callers test that, where an inline call has
+ * tested it already and the compiler drops the repeat.  The indices are ints counting up
+ * from from >= 0, so that a caller given one knows without a test that it is not -1. */
+VMATCH_INLINE_ int vmatch_vec_find(const vmatch_hot_side_t *s, int from, int end,
                                    vmatch_bits_t key, vmatch_bits_t keycare, unsigned *compared)
 {
     const vmatch_short_entry_t *v = vmatch_short_vec(s);
-    unsigned i;
-    for (i = from; i < end; i++)
+    int i = from;
+    do
         if (!((v[i].bits ^ key) & v[i].care & keycare)) {
-            *compared = i - from + 1;
-            return (int)i;
+            *compared = (unsigned)(i - from + 1);
+            return i;
         }
-    *compared = end - from;
+    while (++i < end);
+    *compared = (unsigned)(end - from);
     return -1;
 }
 
@@ -217,15 +221,18 @@ VMATCH_INLINE_ void vmatch_vec_close(vmatch_hot_side_t *s, unsigned i, unsigned 
 VMATCH_INLINE_ int vmatch_short_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
                                      vmatch_bits_t keycare, unsigned *compared)
 {
-    return vmatch_vec_find(s, s->head, s->head + (unsigned)s->len, key, keycare, compared);
+    *compared = 0;
+    if (!s->len)
+        return -1;
+    return vmatch_vec_find(s, s->head, s->head + (int)s->len, key, keycare, compared);
 }
 
 /* Drop entry i of side s's short vector, the others keeping their order (the oldest goes by
  * moving the head, another by moving those after it up); the caller then counts len. */
 VMATCH_INLINE_ void vmatch_short_drop(vmatch_hot_side_t *s, unsigned i)
 {
-    if (i == s->head)
-        s->head = (uint8_t)(s->len > 1 ? i + 1 : 0);
+    if (i == s->head) /* the head moves on, or back to the front when it was the last */
+        s->head = (uint8_t)((i + 1) & -(unsigned)(s->len > 1));
     else
         vmatch_vec_close(s, i, s->head + (unsigned)s->len);
 }
@@ -258,6 +265,9 @@ VMATCH_INLINE_ void vmatch_short_put(vmatch_hot_side_t *s, vmatch_bits_t bits,
 VMATCH_INLINE_ int vmatch_wild_find(const vmatch_hot_side_t *s, vmatch_bits_t key,
                                     unsigned *compared)
 {
+    *compared = 0;
+    if (!s->nwild)
+        return -1;
     return vmatch_vec_find(s, 0, s->nwild, key, ~(vmatch_bits_t)0, compared);
 }
 
